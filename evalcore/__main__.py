@@ -1,0 +1,5 @@
+import sys
+
+from evalcore.cli import main
+
+sys.exit(main())
