@@ -1,0 +1,346 @@
+"""Evaluation driver: stream a run in query-aligned chunks, look up gains, and run the tie kernels.
+
+``evaluate`` is the public entry point (also ``evalcore.evaluate``). It never loops over queries or
+documents in Python: each chunk is cut into blocks of queries of similar length (padded to a power of
+two), and every block is evaluated by :func:`evalcore.ties.evaluate_block`.
+
+Query selection follows pytrec_eval: a query counts when it is in both the run and the qrels; with
+``include_missing=True`` qrels queries absent from the run count as zero (trec_eval ``-c``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalcore.errors import InputError
+from evalcore.metrics import Metric, parse_metrics
+from evalcore.ties import QueryBlock, QueryTruth, TieKey, discounts, evaluate_block
+
+TIE_POLICIES = ("docid-desc", "docid-asc", "input-order", "random:SEED")
+RESULT_COLUMNS = ["qid", "metric", "oblivious", "expected", "min", "max", "n_candidates", "tied_at_cutoff"]
+_MIN_BLOCK_WIDTH = 8
+_BLOCK_CELLS = 4_000_000  # padded cells per block: bounds the kernel's working memory
+
+
+@dataclass(frozen=True)
+class TiePolicy:
+    """How the *oblivious* value breaks ties: ``docid-desc`` (trec_eval, pytrec_eval, MTEB, BEIR),
+    ``docid-asc``, ``input-order`` (stable sort, numpy argmax) or ``random`` with a seed."""
+
+    name: str
+    seed: int | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.seed is None else f"{self.name}:{self.seed}"
+
+
+def parse_tie_policy(text: str | TiePolicy) -> TiePolicy:
+    """Parse ``docid-desc``, ``docid-asc``, ``input-order`` or ``random:SEED``."""
+    if isinstance(text, TiePolicy):
+        return text
+    value = str(text).strip().lower()
+    if value in ("docid-desc", "docid-asc", "input-order"):
+        return TiePolicy(value)
+    if value.startswith("random:"):
+        seed_text = value.split(":", 1)[1]
+        if seed_text.isdigit() and len(seed_text) <= 19:
+            return TiePolicy("random", int(seed_text))
+    raise ValueError(f"unknown tie policy {text!r}: expected one of {', '.join(TIE_POLICIES)}")
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+
+def _table_from(obj, value_column: str, what: str) -> pa.Table:
+    """A run / qrels given in memory (DataFrame, Table or nested dict) as a typed Arrow table."""
+    if isinstance(obj, dict):
+        qids, docids, values = [], [], []
+        for qid, docs in obj.items():
+            qids.extend([str(qid)] * len(docs))
+            docids.extend(str(d) for d in docs)
+            values.extend(docs.values())
+        obj = pa.table({"qid": qids, "docid": docids, value_column: values})
+    elif isinstance(obj, pd.DataFrame):
+        obj = pa.Table.from_pandas(obj, preserve_index=False)
+    if not isinstance(obj, pa.Table):
+        raise TypeError(f"{what} must be a path, a pandas DataFrame, a pyarrow Table or a dict, got {type(obj).__name__}")
+    missing = {"qid", "docid", value_column} - set(obj.column_names)
+    if missing:
+        raise InputError(f"{what} needs columns qid, docid, {value_column}; missing {', '.join(sorted(missing))}")
+    value_type = pa.float64() if value_column == "score" else pa.int64()
+    try:
+        columns = [pc.cast(obj["qid"], pa.string()), pc.cast(obj["docid"], pa.string()),
+                   pc.cast(obj[value_column], value_type)]
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise InputError(f"{what}: column {value_column} must be numeric ({exc})") from None
+    table = pa.table(dict(zip(["qid", "docid", value_column], columns)))
+    return table.combine_chunks()
+
+
+def _check_run_table(table: pa.Table) -> None:
+    """Validation for in-memory runs (file readers validate with line numbers)."""
+    scores = table["score"].to_numpy()
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        raise InputError(f"run row {bad[0] + 1}: expected a finite score, found {scores[bad[0]]!r}")
+    qid_codes = pc.dictionary_encode(table["qid"]).combine_chunks().indices.to_numpy()
+    doc_encoded = pc.dictionary_encode(table["docid"]).combine_chunks()
+    pair = qid_codes.astype(np.int64) * len(doc_encoded.dictionary) + doc_encoded.indices.to_numpy()
+    order = np.argsort(pair, kind="stable")
+    repeated = np.flatnonzero(pair[order][1:] == pair[order][:-1])
+    if repeated.size:
+        row = int(order[repeated[0] + 1])
+        raise InputError(
+            f"run row {row + 1}: duplicate document {table['docid'][row].as_py()!r} for query "
+            f"{table['qid'][row].as_py()!r}: expected each (qid, docid) once"
+        )
+
+
+def _query_aligned(table: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
+    """Split an in-memory run into chunks holding whole queries (grouping it first if needed)."""
+    if table.num_rows == 0:
+        return
+    encoded = pc.dictionary_encode(table["qid"]).combine_chunks()
+    codes = encoded.indices.to_numpy()
+    n_runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
+    if n_runs != len(encoded.dictionary):  # not grouped by query: stable group, keeping input order inside
+        order = np.argsort(codes, kind="stable")
+        table = table.take(pa.array(order))
+        codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    cut_at = starts[np.searchsorted(starts, np.arange(chunk_rows, table.num_rows, chunk_rows))]
+    bounds = np.unique(np.r_[0, cut_at, table.num_rows])
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        yield table.slice(lo, hi - lo)
+
+
+def _run_chunks(run, maxp: bool, chunk_rows: int) -> Iterator[pa.Table]:
+    if isinstance(run, (str, Path)):
+        from evalcore import formats
+
+        yield from formats.iter_run_chunks(run, maxp=maxp, chunk_rows=chunk_rows)
+        return
+    table = _table_from(run, "score", "run")
+    if maxp:
+        from evalcore import formats
+
+        table = formats.apply_maxp(table)
+    _check_run_table(table)
+    yield from _query_aligned(table, chunk_rows)
+
+
+def _qrels_table(qrels) -> pa.Table:
+    if isinstance(qrels, (str, Path)):
+        from evalcore import formats
+
+        return formats.read_qrels(qrels)
+    table = _table_from(qrels, "relevance", "qrels")
+    grades = table["relevance"].to_numpy()
+    if grades.size and grades.min() < 0:
+        row = int(np.argmin(grades))
+        raise InputError(f"qrels row {row + 1}: expected a grade >= 0, found {grades[row]}")
+    return table
+
+
+# ------------------------------------------------------------------------------------------------ qrels
+
+class QrelsIndex:
+    """The qrels as sorted integer (query, document) codes, relevant counts and ideal DCGs."""
+
+    def __init__(self, qrels: pa.Table, metrics: list[Metric]) -> None:
+        qid_encoded = pc.dictionary_encode(qrels["qid"]).combine_chunks()
+        doc_encoded = pc.dictionary_encode(qrels["docid"]).combine_chunks()
+        self.qids: pa.Array = qid_encoded.dictionary
+        self.docids: pa.Array = doc_encoded.dictionary
+        query = qid_encoded.indices.to_numpy().astype(np.int64)
+        doc = doc_encoded.indices.to_numpy().astype(np.int64)
+        grade = qrels["relevance"].to_numpy().astype(np.float64)
+        n_queries = len(self.qids)
+        pair = query * len(self.docids) + doc
+        order = np.argsort(pair, kind="stable")
+        self.pair_codes = pair[order]
+        self.pair_grades = grade[order]
+        self.n_relevant = np.bincount(query, weights=(grade >= 1), minlength=n_queries)
+
+        # ideal DCG per cutoff: judged grades sorted descending inside each query
+        by_grade = np.lexsort((-grade, query))
+        sorted_query, sorted_grade = query[by_grade], grade[by_grade]
+        first = np.r_[0, np.flatnonzero(sorted_query[1:] != sorted_query[:-1]) + 1]
+        rank0 = np.arange(len(sorted_query)) - np.repeat(first, np.diff(np.r_[first, len(sorted_query)]))
+        gain_at_rank = sorted_grade * discounts(len(sorted_grade) + 1)[rank0] if len(sorted_grade) else sorted_grade
+        self.ideal_dcg: dict[int | None, np.ndarray] = {}
+        for metric in metrics:
+            if metric.name == "ndcg" and metric.k not in self.ideal_dcg:
+                keep = np.ones_like(rank0, dtype=bool) if metric.k is None else rank0 < metric.k
+                self.ideal_dcg[metric.k] = np.bincount(sorted_query[keep], weights=gain_at_rank[keep],
+                                                       minlength=n_queries)
+
+    def query_index(self, qids: pa.Array) -> np.ndarray:
+        """Position of each qid in the qrels, -1 when absent."""
+        found = pc.index_in(qids, value_set=self.qids)
+        return pc.fill_null(found, -1).to_numpy().astype(np.int64)
+
+    def gains(self, query_index_per_row: np.ndarray, docids: pa.Array) -> np.ndarray:
+        """Grade of each (query, document) row, 0 when unjudged."""
+        doc = pc.fill_null(pc.index_in(docids, value_set=self.docids), -1).to_numpy().astype(np.int64)
+        gains = np.zeros(len(doc), dtype=np.float64)
+        judged = np.flatnonzero((doc >= 0) & (query_index_per_row >= 0))
+        if judged.size and self.pair_codes.size:
+            code = query_index_per_row[judged] * len(self.docids) + doc[judged]
+            at = np.minimum(np.searchsorted(self.pair_codes, code), len(self.pair_codes) - 1)
+            hit = self.pair_codes[at] == code
+            gains[judged[hit]] = self.pair_grades[at[hit]]
+        return gains
+
+
+# ---------------------------------------------------------------------------------------------- tie keys
+
+def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: callable) -> TieKey:
+    """A tie key over block cells for the policy; ``row_of(rows, cols)`` maps cells to chunk rows."""
+
+    def key(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        if policy.name == "input-order":
+            return cols.astype(np.float64)
+        chunk_rows = pa.array(row_of(rows, cols))
+        if policy.name == "random":
+            joined = pc.binary_join_element_wise(qids.take(chunk_rows), docids.take(chunk_rows), "\x1f")
+            hashed = pd.util.hash_array(joined.to_numpy(zero_copy_only=False),
+                                        hash_key=f"{policy.seed % 16**16:016x}", categorize=False)
+            return (hashed >> np.uint64(11)).astype(np.float64)  # 53 bits: exact in float64
+        rank = pc.rank(docids.take(chunk_rows), sort_keys="ascending", tiebreaker="dense").to_numpy()
+        rank = rank.astype(np.float64)
+        return rank if policy.name == "docid-asc" else -rank
+
+    return key
+
+
+# ------------------------------------------------------------------------------------------------ driver
+
+def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy) -> pd.DataFrame | None:
+    qid_column = chunk["qid"].combine_chunks() if isinstance(chunk["qid"], pa.ChunkedArray) else chunk["qid"]
+    docid_column = chunk["docid"].combine_chunks() if isinstance(chunk["docid"], pa.ChunkedArray) else chunk["docid"]
+    scores = chunk["score"].to_numpy()
+    n_rows = len(scores)
+    if n_rows == 0:
+        return None
+    changes = pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)).to_numpy(zero_copy_only=False)
+    starts = np.r_[0, np.flatnonzero(changes) + 1]
+    lengths = np.diff(np.r_[starts, n_rows])
+    chunk_qids = qid_column.take(pa.array(starts))
+    qrels_query = truth.query_index(chunk_qids)
+    kept = np.flatnonzero(qrels_query >= 0)
+    if kept.size == 0:
+        return None
+
+    query_of_row = np.repeat(np.arange(len(starts)), lengths)
+    row_query_in_qrels = qrels_query[query_of_row]
+    gains = truth.gains(row_query_in_qrels, docid_column)
+    col_of_row = np.arange(n_rows) - starts[query_of_row]
+
+    widths = np.maximum(_MIN_BLOCK_WIDTH, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    frames = []
+    for width in np.unique(widths[kept]):
+        bucket = kept[widths[kept] == width]
+        per_block = max(1, _BLOCK_CELLS // int(width))
+        for lo in range(0, len(bucket), per_block):
+            queries = bucket[lo:lo + per_block]
+            frames.append(_evaluate_queries(queries, int(width), starts, lengths, scores, gains, col_of_row,
+                                            query_of_row, qrels_query, truth, metrics, policy, chunk_qids,
+                                            qid_column, docid_column))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _evaluate_queries(queries, width, starts, lengths, scores, gains, col_of_row, query_of_row, qrels_query,
+                      truth, metrics, policy, chunk_qids, qid_column, docid_column) -> pd.DataFrame:
+    """Pad the given queries into one block and evaluate it."""
+    n = len(queries)
+    slot = np.full(len(starts), -1, dtype=np.int64)
+    slot[queries] = np.arange(n)
+    row_slot = slot[query_of_row]
+    rows = np.flatnonzero(row_slot >= 0)
+    block_scores = np.full((n, width), -np.inf)
+    block_gains = np.zeros((n, width))
+    block_scores[row_slot[rows], col_of_row[rows]] = scores[rows]
+    block_gains[row_slot[rows], col_of_row[rows]] = gains[rows]
+    block = QueryBlock(block_scores, block_gains, lengths[queries].astype(np.int64))
+    in_qrels = qrels_query[queries]
+    query_truth = QueryTruth(truth.n_relevant[in_qrels], {k: v[in_qrels] for k, v in truth.ideal_dcg.items()})
+    block_starts = starts[queries]
+    key = _oblivious_key(policy, qid_column, docid_column, lambda r, c: block_starts[r] + c)
+    values = evaluate_block(block, metrics, query_truth, key)
+    qids = chunk_qids.take(pa.array(queries)).to_numpy(zero_copy_only=False)
+    return pd.DataFrame({
+        "qid": np.tile(qids, len(metrics)),
+        "metric": np.repeat([str(m) for m in metrics], n),
+        **{kind: np.concatenate([values[kind][m] for m in metrics]) for kind in ("oblivious", "expected", "min", "max")},
+        "n_candidates": np.tile(block.lengths, len(metrics)),
+        "tied_at_cutoff": np.concatenate([values["tied_at_cutoff"][m] for m in metrics]),
+    })
+
+
+def evaluate(
+    run,
+    qrels,
+    metrics: str | Iterable[str] = ("ndcg@10",),
+    tie_policy: str = "docid-desc",
+    *,
+    include_missing: bool = False,
+    maxp: bool = False,
+    chunk_rows: int = 1_000_000,
+) -> pd.DataFrame:
+    """Tie-aware per-query metrics: one row per (query, metric) with ``oblivious`` (under
+    ``tie_policy``), ``expected`` (over all orderings of tied documents), ``min``, ``max``,
+    ``n_candidates`` and ``tied_at_cutoff`` (a tie group holds both rank k and rank k + 1).
+
+    ``run``/``qrels`` are paths, DataFrames, Arrow tables or pytrec_eval-style dicts (docs/CONTRACTS.md).
+    """
+    parsed = parse_metrics(metrics)
+    policy = parse_tie_policy(tie_policy)
+    truth = QrelsIndex(_qrels_table(qrels), parsed)
+    frames = [f for chunk in _run_chunks(run, maxp, chunk_rows)
+              if (f := _evaluate_chunk(chunk, truth, parsed, policy)) is not None]
+    result = pd.concat(frames, ignore_index=True) if frames else _empty_result()
+    if include_missing:
+        seen = set(result["qid"].unique())
+        missing = [q for q in truth.qids.to_pylist() if q not in seen]
+        if missing:
+            zeros = np.zeros(len(missing) * len(parsed))
+            result = pd.concat([result, pd.DataFrame({
+                "qid": np.tile(np.array(missing, dtype=object), len(parsed)),
+                "metric": np.repeat([str(m) for m in parsed], len(missing)),
+                "oblivious": zeros, "expected": zeros, "min": zeros, "max": zeros,
+                "n_candidates": np.zeros(len(zeros), dtype=np.int64),
+                "tied_at_cutoff": np.zeros(len(zeros), dtype=bool),
+            })], ignore_index=True)
+    order = {str(m): i for i, m in enumerate(parsed)}
+    result = result.sort_values("metric", key=lambda s: s.map(order), kind="stable", ignore_index=True)
+    return result.astype({"qid": str, "metric": str, "n_candidates": np.int64, "tied_at_cutoff": bool})
+
+
+def _empty_result() -> pd.DataFrame:
+    return pd.DataFrame({
+        "qid": pd.Series(dtype=str), "metric": pd.Series(dtype=str),
+        **{k: pd.Series(dtype=np.float64) for k in ("oblivious", "expected", "min", "max")},
+        "n_candidates": pd.Series(dtype=np.int64), "tied_at_cutoff": pd.Series(dtype=bool),
+    })
+
+
+def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
+    """Per metric: query count, mean oblivious / expected / min / max, range = max - min,
+    bias = oblivious - expected, and the share of queries with a tie straddling the cutoff."""
+    if per_query.empty:
+        return pd.DataFrame(columns=["metric", "n_queries", "oblivious", "expected", "min", "max",
+                                     "range", "bias", "tied_share"])
+    grouped = per_query.groupby("metric", sort=False)
+    summary = grouped.agg(
+        n_queries=("qid", "size"), oblivious=("oblivious", "mean"), expected=("expected", "mean"),
+        min=("min", "mean"), max=("max", "mean"), tied_share=("tied_at_cutoff", "mean"),
+    ).reset_index()
+    summary["range"] = summary["max"] - summary["min"]
+    summary["bias"] = summary["oblivious"] - summary["expected"]
+    return summary[["metric", "n_queries", "oblivious", "expected", "min", "max", "range", "bias", "tied_share"]]

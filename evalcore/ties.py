@@ -1,0 +1,281 @@
+"""Tie-group kernels: oblivious / expected / min / max of every metric, vectorised over queries.
+
+A *block* holds Q queries padded to a common width M: ``scores`` (Q, M) with ``-inf`` padding and
+``gains`` (Q, M) with 0 padding (gain = qrels grade, 0 when unjudged). Only the top K positions
+(K = the largest cutoff asked for) and the tie group straddling K can change a metric, so the top K are
+found with ``np.argpartition`` instead of a full sort; the straddling group is summarised over the whole
+row (its size, gain sum and relevant count).
+
+Per query, candidates sorted by score descending form *tie groups* G_j (equal scores compared exactly):
+group j holds n_j documents, r_j relevant (grade >= 1), gain sum g_j, and occupies ranks c_j+1 .. c_j+n_j.
+Every ordering inside each group is equally likely (McSherry & Najork, ECIR 2008):
+
+- E[DCG@k]  = sum_p [p <= k] (g_j(p) / n_j(p)) / log2(p + 1)            (each rank gets the mean gain)
+- E[hits@k] = sum_p [p <= k] r_j(p) / n_j(p)                              (recall@k, P@k)
+- E[RR@k]   = sum_i P_i / (c_j + i + 1) over the first group with r_j >= 1, c_j + i + 1 <= k,
+              P_i = C(n_j - 1 - i, r_j - 1) / C(n_j, r_j)  (first relevant at offset i; P_0 = r/n,
+              P_i / P_(i-1) = (n - i - r + 1) / (n - i))
+- E[AP@k]   = (1/R) sum_p [p <= k] (r/n) (1 + R_before + i (r - 1)/(n - 1)) / p, where i is p's offset in
+              its group and R_before the relevant documents of earlier groups
+              (E[rel_p * sum_{q<=p} rel_q] split into same-position, earlier-group and same-group terms).
+
+min / max place, inside every group, the documents by gain ascending / descending (the worst / best
+ordering of every metric at once); *oblivious* orders ties by a policy key (see ``engine``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from evalcore.metrics import Metric
+
+# tie_key(rows, cols) -> float64 keys; within a tie group, a smaller key is ranked first.
+TieKey = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+VALUE_KINDS = ("oblivious", "expected", "min", "max")
+
+
+@dataclass
+class QueryBlock:
+    """Q queries padded to width M: scores (-inf pad), gains (0 pad), number of real candidates."""
+
+    scores: np.ndarray  # (Q, M) float64
+    gains: np.ndarray  # (Q, M) float64
+    lengths: np.ndarray  # (Q,) int64
+
+
+@dataclass
+class QueryTruth:
+    """What the qrels say about each query of a block, independent of the run."""
+
+    n_relevant: np.ndarray  # (Q,) relevant documents (grade >= 1) in the qrels
+    ideal_dcg: dict[int | None, np.ndarray]  # cutoff -> (Q,) IDCG@cutoff from the qrels
+
+
+def discounts(length: int) -> np.ndarray:
+    """1 / log2(p + 1) for ranks p = 1 .. length."""
+    return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
+
+
+def _take(matrix: np.ndarray, index: np.ndarray) -> np.ndarray:
+    return np.take_along_axis(matrix, index, axis=1)
+
+
+class TopK:
+    """The top-K structure of a block, shared by every ordering (oblivious, min, max)."""
+
+    def __init__(self, block: QueryBlock, k_max: int) -> None:
+        scores = block.scores
+        n_queries, width = scores.shape
+        self.block = block
+        self.k = k = max(1, min(k_max, width))
+        self.full = k == width
+        if self.full:
+            self.candidates = np.argsort(-scores, axis=1, kind="stable")
+            self.threshold = np.full(n_queries, -np.inf)
+            self.n_above = np.zeros(n_queries, dtype=np.int64)
+            self.straddling = np.zeros(n_queries, dtype=bool)
+        else:
+            self.candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            self.threshold = _take(scores, self.candidates).min(axis=1)
+            # the group at rank K extends past K when it has more members than free slots
+            self.n_above = (scores > self.threshold[:, None]).sum(axis=1)
+            n_boundary = (scores == self.threshold[:, None]).sum(axis=1)
+            self.straddling = (n_boundary > k - self.n_above) & np.isfinite(self.threshold)
+        # queries whose candidate list is longer than K: their last group in the top K is the
+        # boundary group, whose full size lies outside the top K
+        self.truncated = block.lengths > k
+
+    def order(self, tie_key: TieKey) -> np.ndarray:
+        """(Q, K) column indices of the first K candidates under (score desc, tie_key asc)."""
+        scores = self.block.scores
+        k = self.k
+        index = self.candidates.copy()
+        if self.straddling.any():
+            index[self.straddling] = self._fill_boundary(tie_key)
+        sorted_scores = _take(scores, index)
+        by_score = np.argsort(-sorted_scores, axis=1, kind="stable")
+        index = _take(index, by_score)
+        sorted_scores = _take(sorted_scores, by_score)
+        equal_next = (sorted_scores[:, 1:] == sorted_scores[:, :-1]) & np.isfinite(sorted_scores[:, 1:])
+        if equal_next.any():
+            tied = np.zeros(index.shape, dtype=bool)
+            tied[:, 1:] |= equal_next
+            tied[:, :-1] |= equal_next
+            rows, positions = np.nonzero(tied)
+            keys = np.zeros(index.shape, dtype=np.float64)
+            keys[rows, positions] = tie_key(rows, index[rows, positions])
+            index = _take(index, np.lexsort((keys, -sorted_scores), axis=-1))
+        assert index.shape[1] == k
+        return index
+
+    def _fill_boundary(self, tie_key: TieKey) -> np.ndarray:
+        """For straddling queries: the K candidates with the boundary slots given to the
+        boundary-group members with the smallest tie keys."""
+        k = self.k
+        scores = self.block.scores
+        rows = np.flatnonzero(self.straddling)
+        row_scores = scores[rows]
+        in_boundary = row_scores == self.threshold[rows, None]
+        sub_rows, cols = np.nonzero(in_boundary)
+        keys = np.full(row_scores.shape, np.inf)
+        keys[sub_rows, cols] = tie_key(rows[sub_rows], cols)
+        chosen = np.argpartition(keys, k - 1, axis=1)[:, :k]
+        chosen = _take(chosen, np.argsort(_take(keys, chosen), axis=1, kind="stable"))
+        current = self.candidates[rows]
+        current = _take(current, np.argsort(-_take(row_scores, current), axis=1, kind="stable"))
+        positions = np.arange(k)[None, :]
+        n_above = self.n_above[rows][:, None]
+        from_boundary = positions >= n_above
+        boundary_pick = _take(chosen, np.clip(positions - n_above, 0, k - 1))
+        return np.where(from_boundary, boundary_pick, current)
+
+    def boundary_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Size, gain sum and relevant count of the whole group holding rank K, per query."""
+        scores, gains = self.block.scores, self.block.gains
+        in_boundary = scores == self.threshold[:, None]
+        size = in_boundary.sum(axis=1)
+        gain_sum = np.where(in_boundary, gains, 0.0).sum(axis=1)
+        relevant = (in_boundary & (gains >= 1)).sum(axis=1)
+        return size, gain_sum, relevant
+
+
+def _ranked_values(
+    gains_ranked: np.ndarray, valid: np.ndarray, metrics: list[Metric], truth: QueryTruth, k_top: int,
+    lengths: np.ndarray,
+) -> dict[Metric, np.ndarray]:
+    """Metric values of one concrete ranking (gains in rank order, (Q, K))."""
+    gains_ranked = np.where(valid, gains_ranked, 0.0)
+    relevant = gains_ranked >= 1
+    positions = np.arange(1, k_top + 1, dtype=np.float64)
+    dcg = np.cumsum(gains_ranked * discounts(k_top), axis=1)
+    hits = np.cumsum(relevant, axis=1)
+    first = np.where(relevant.any(axis=1), relevant.argmax(axis=1), k_top)
+    ap_sum = np.cumsum(np.where(relevant, hits / positions, 0.0), axis=1)
+    out: dict[Metric, np.ndarray] = {}
+    for metric in metrics:
+        cut = k_top if metric.k is None else min(metric.k, k_top)
+        j = cut - 1
+        out[metric] = _finish(metric, dcg[:, j], hits[:, j].astype(np.float64),
+                              np.where(first <= j, 1.0 / (first + 1.0), 0.0), ap_sum[:, j], truth, lengths)
+    return out
+
+
+def _finish(metric: Metric, dcg, hits, rr, ap_sum, truth: QueryTruth, lengths) -> np.ndarray:
+    """Turn cut-off sums into the metric: normalise by IDCG, relevant count or k."""
+    n_rel = truth.n_relevant.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if metric.name == "ndcg":
+            ideal = truth.ideal_dcg[metric.k]
+            return np.where(ideal > 0, dcg / ideal, 0.0)
+        if metric.name == "mrr":
+            return rr
+        if metric.name == "recall":
+            return np.where(n_rel > 0, hits / n_rel, 0.0)
+        if metric.name == "p":
+            denominator = lengths.astype(np.float64) if metric.k is None else float(metric.k)
+            return np.where(denominator > 0, hits / denominator, 0.0)
+        if metric.name == "ap":
+            return np.where(n_rel > 0, ap_sum / n_rel, 0.0)
+    raise ValueError(f"unknown metric {metric}")
+
+
+def _expected_values(
+    top: TopK, index: np.ndarray, metrics: list[Metric], truth: QueryTruth,
+) -> tuple[dict[Metric, np.ndarray], dict[Metric, np.ndarray]]:
+    """Expected metric values over all orderings of ties, and whether a tie straddles each cutoff."""
+    block, k = top.block, top.k
+    n_queries = block.scores.shape[0]
+    positions0 = np.arange(k)
+    valid = positions0[None, :] < block.lengths[:, None]
+    scores = _take(block.scores, index)
+    gains = np.where(valid, _take(block.gains, index), 0.0)
+    relevant = (gains >= 1).astype(np.float64)
+
+    starts_group = np.ones((n_queries, k), dtype=bool)
+    starts_group[:, 1:] = scores[:, 1:] != scores[:, :-1]
+    ends_group = np.ones((n_queries, k), dtype=bool)
+    ends_group[:, :-1] = starts_group[:, 1:]
+    start = np.maximum.accumulate(np.where(starts_group, positions0, 0), axis=1)
+    end = np.minimum.accumulate(np.where(ends_group, positions0, k - 1)[:, ::-1], axis=1)[:, ::-1]
+
+    gain_cum = np.cumsum(gains, axis=1)
+    rel_cum = np.cumsum(relevant, axis=1)
+
+    def before(cum: np.ndarray, at: np.ndarray) -> np.ndarray:
+        return np.where(at > 0, _take(cum, np.maximum(at - 1, 0)), 0.0)
+
+    size = (end - start + 1).astype(np.float64)
+    gain_sum = _take(gain_cum, end) - before(gain_cum, start)
+    rel_sum = _take(rel_cum, end) - before(rel_cum, start)
+    rel_before_group = before(rel_cum, start)
+
+    if not top.full and top.truncated.any():
+        b_size, b_gain, b_rel = top.boundary_totals()
+        in_last = top.truncated[:, None] & (start == start[:, -1:])
+        size = np.where(in_last, b_size[:, None], size)
+        gain_sum = np.where(in_last, b_gain[:, None], gain_sum)
+        rel_sum = np.where(in_last, b_rel[:, None], rel_sum)
+
+    size = np.where(valid, size, 1.0)
+    mean_gain = np.where(valid, gain_sum / size, 0.0)
+    mean_rel = np.where(valid, rel_sum / size, 0.0)
+    offset = positions0[None, :] - start
+    ranks = positions0 + 1.0
+
+    dcg = np.cumsum(mean_gain * discounts(k), axis=1)
+    hits = np.cumsum(mean_rel, axis=1)
+
+    # reciprocal rank: only the first group holding a relevant document matters
+    has_rel_group = valid & (rel_sum >= 1)
+    any_rel = has_rel_group.any(axis=1)
+    first_pos = has_rel_group.argmax(axis=1)
+    first_start = _take(start, first_pos[:, None])
+    in_first = valid & any_rel[:, None] & (start == first_start)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(offset == 0, rel_sum / size, (size - offset - rel_sum + 1) / (size - offset))
+    p_first = np.cumprod(np.where(in_first, step, 1.0), axis=1) * in_first
+    rr = np.cumsum(p_first / ranks, axis=1)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        same_group = np.where(size > 1, (rel_sum - 1) / (size - 1), 0.0)
+    ap_terms = mean_rel * (1.0 + rel_before_group + offset * same_group) / ranks
+    ap_sum = np.cumsum(ap_terms, axis=1)
+
+    expected: dict[Metric, np.ndarray] = {}
+    straddles: dict[Metric, np.ndarray] = {}
+    for metric in metrics:
+        cut = k if metric.k is None else min(metric.k, k)
+        j = cut - 1
+        expected[metric] = _finish(metric, dcg[:, j], hits[:, j], rr[:, j], ap_sum[:, j], truth, block.lengths)
+        if metric.k is None or metric.k > k:
+            straddles[metric] = np.zeros(n_queries, dtype=bool)
+        else:
+            straddles[metric] = (block.lengths > metric.k) & (start[:, j] + size[:, j] > metric.k)
+    return expected, straddles
+
+
+def evaluate_block(
+    block: QueryBlock, metrics: list[Metric], truth: QueryTruth, oblivious_key: TieKey,
+) -> dict[str, dict[Metric, np.ndarray]]:
+    """All four values of every metric for one block: ``{kind: {metric: (Q,) array}}`` plus
+    ``{"tied_at_cutoff": {metric: (Q,) bool}}``."""
+    k_max = max(block.scores.shape[1] if m.k is None else m.k for m in metrics)
+    top = TopK(block, k_max)
+    gains = block.gains
+    valid = np.arange(top.k)[None, :] < block.lengths[:, None]
+
+    def gain_descending(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        return -gains[rows, cols]
+
+    def gain_ascending(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        return gains[rows, cols]
+
+    result: dict[str, dict[Metric, np.ndarray]] = {}
+    best = top.order(gain_descending)
+    for kind, index in (("oblivious", top.order(oblivious_key)), ("min", top.order(gain_ascending)), ("max", best)):
+        result[kind] = _ranked_values(_take(gains, index), valid, metrics, truth, top.k, block.lengths)
+    result["expected"], result["tied_at_cutoff"] = _expected_values(top, best, metrics, truth)
+    return result
