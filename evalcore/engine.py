@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalcore import id_keys
 from evalcore.errors import InputError
 from evalcore.metrics import Metric, parse_metrics
 from evalcore.ties import QueryBlock, QueryTruth, TieKey, discounts, evaluate_block
@@ -113,7 +114,8 @@ def _query_aligned(table: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
         table = table.take(pa.array(order))
         codes = codes[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    cut_at = starts[np.searchsorted(starts, np.arange(chunk_rows, table.num_rows, chunk_rows))]
+    at = np.searchsorted(starts, np.arange(chunk_rows, table.num_rows, chunk_rows))
+    cut_at = starts[at[at < len(starts)]]
     bounds = np.unique(np.r_[0, cut_at, table.num_rows])
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         yield table.slice(lo, hi - lo)
@@ -150,21 +152,21 @@ def _qrels_table(qrels) -> pa.Table:
 # ------------------------------------------------------------------------------------------------ qrels
 
 class QrelsIndex:
-    """The qrels as sorted integer (query, document) codes, relevant counts and ideal DCGs."""
+    """The qrels as sorted 64-bit (query, document) keys, relevant counts and ideal DCGs."""
 
     def __init__(self, qrels: pa.Table, metrics: list[Metric]) -> None:
         qid_encoded = pc.dictionary_encode(qrels["qid"]).combine_chunks()
-        doc_encoded = pc.dictionary_encode(qrels["docid"]).combine_chunks()
         self.qids: pa.Array = qid_encoded.dictionary
-        self.docids: pa.Array = doc_encoded.dictionary
         query = qid_encoded.indices.to_numpy().astype(np.int64)
-        doc = doc_encoded.indices.to_numpy().astype(np.int64)
         grade = qrels["relevance"].to_numpy().astype(np.float64)
+        docids = qrels["docid"].combine_chunks() if isinstance(qrels["docid"], pa.ChunkedArray) else qrels["docid"]
         n_queries = len(self.qids)
-        pair = query * len(self.docids) + doc
+        pair = id_keys.combine(query, id_keys.string_keys(docids))
         order = np.argsort(pair, kind="stable")
-        self.pair_codes = pair[order]
+        self.pair_keys = pair[order]
         self.pair_grades = grade[order]
+        self.pair_queries = query[order]
+        self.pair_docids = docids.take(pa.array(order))
         self.n_relevant = np.bincount(query, weights=(grade >= 1), minlength=n_queries)
 
         # ideal DCG per cutoff: judged grades sorted descending inside each query
@@ -186,15 +188,24 @@ class QrelsIndex:
         return pc.fill_null(found, -1).to_numpy().astype(np.int64)
 
     def gains(self, query_index_per_row: np.ndarray, docids: pa.Array) -> np.ndarray:
-        """Grade of each (query, document) row, 0 when unjudged."""
-        doc = pc.fill_null(pc.index_in(docids, value_set=self.docids), -1).to_numpy().astype(np.int64)
-        gains = np.zeros(len(doc), dtype=np.float64)
-        judged = np.flatnonzero((doc >= 0) & (query_index_per_row >= 0))
-        if judged.size and self.pair_codes.size:
-            code = query_index_per_row[judged] * len(self.docids) + doc[judged]
-            at = np.minimum(np.searchsorted(self.pair_codes, code), len(self.pair_codes) - 1)
-            hit = self.pair_codes[at] == code
-            gains[judged[hit]] = self.pair_grades[at[hit]]
+        """Grade of each (query, document) row, 0 when unjudged.
+
+        Keys locate candidate matches; every candidate is confirmed by comparing the document ids, and
+        equal keys inside the qrels (a 64-bit collision) are walked one by one, so the result is exact.
+        """
+        gains = np.zeros(len(query_index_per_row), dtype=np.float64)
+        if not len(self.pair_keys):
+            return gains
+        rows = np.flatnonzero(query_index_per_row >= 0)
+        keys = id_keys.combine(query_index_per_row[rows], id_keys.string_keys(docids.take(pa.array(rows))))
+        lo = np.searchsorted(self.pair_keys, keys, side="left")
+        hi = np.searchsorted(self.pair_keys, keys, side="right")
+        for shift in range(int((hi - lo).max(initial=0))):  # > 1 only on a key collision inside the qrels
+            candidate = np.flatnonzero(lo + shift < hi)
+            at = lo[candidate] + shift
+            same = (self.pair_queries[at] == query_index_per_row[rows[candidate]]) & id_keys.equal_strings(
+                docids.take(pa.array(rows[candidate])), self.pair_docids.take(pa.array(at)))
+            gains[rows[candidate[same]]] = self.pair_grades[at[same]]
         return gains
 
 
@@ -237,50 +248,79 @@ def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], p
     if kept.size == 0:
         return None
 
-    query_of_row = np.repeat(np.arange(len(starts)), lengths)
-    row_query_in_qrels = qrels_query[query_of_row]
+    row_query_in_qrels = np.repeat(qrels_query, lengths)
     gains = truth.gains(row_query_in_qrels, docid_column)
-    col_of_row = np.arange(n_rows) - starts[query_of_row]
 
-    widths = np.maximum(_MIN_BLOCK_WIDTH, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    # queries of similar length share a block (lengths rounded up to a power of two), padded to the
+    # longest query of the block: padding stays below 2x whatever the length distribution
+    buckets = np.maximum(_MIN_BLOCK_WIDTH, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
     frames = []
-    for width in np.unique(widths[kept]):
-        bucket = kept[widths[kept] == width]
-        per_block = max(1, _BLOCK_CELLS // int(width))
+    for bucket_width in np.unique(buckets[kept]):
+        bucket = kept[buckets[kept] == bucket_width]
+        per_block = max(1, _BLOCK_CELLS // int(bucket_width))
         for lo in range(0, len(bucket), per_block):
             queries = bucket[lo:lo + per_block]
-            frames.append(_evaluate_queries(queries, int(width), starts, lengths, scores, gains, col_of_row,
-                                            query_of_row, qrels_query, truth, metrics, policy, chunk_qids,
-                                            qid_column, docid_column))
+            block = _pad_block(queries, starts, lengths, scores, gains)
+            in_qrels = qrels_query[queries]
+            query_truth = QueryTruth(truth.n_relevant[in_qrels], {k: v[in_qrels] for k, v in truth.ideal_dcg.items()})
+            block_starts = starts[queries]
+            key = _oblivious_key(policy, qid_column, docid_column, lambda r, c, s=block_starts: s[r] + c)
+            values = evaluate_block(block, metrics, query_truth, key)
+            frames.append(_block_frame(chunk_qids.take(pa.array(queries)), block.lengths, values, metrics))
     return pd.concat(frames, ignore_index=True)
 
 
-def _evaluate_queries(queries, width, starts, lengths, scores, gains, col_of_row, query_of_row, qrels_query,
-                      truth, metrics, policy, chunk_qids, qid_column, docid_column) -> pd.DataFrame:
-    """Pad the given queries into one block and evaluate it."""
-    n = len(queries)
-    slot = np.full(len(starts), -1, dtype=np.int64)
-    slot[queries] = np.arange(n)
-    row_slot = slot[query_of_row]
-    rows = np.flatnonzero(row_slot >= 0)
-    block_scores = np.full((n, width), -np.inf)
-    block_gains = np.zeros((n, width))
-    block_scores[row_slot[rows], col_of_row[rows]] = scores[rows]
-    block_gains[row_slot[rows], col_of_row[rows]] = gains[rows]
-    block = QueryBlock(block_scores, block_gains, lengths[queries].astype(np.int64))
-    in_qrels = qrels_query[queries]
-    query_truth = QueryTruth(truth.n_relevant[in_qrels], {k: v[in_qrels] for k, v in truth.ideal_dcg.items()})
-    block_starts = starts[queries]
-    key = _oblivious_key(policy, qid_column, docid_column, lambda r, c: block_starts[r] + c)
-    values = evaluate_block(block, metrics, query_truth, key)
-    qids = chunk_qids.take(pa.array(queries)).to_numpy(zero_copy_only=False)
+def _pad_block(queries: np.ndarray, starts: np.ndarray, lengths: np.ndarray, scores: np.ndarray,
+               gains: np.ndarray) -> QueryBlock:
+    """Scores (-inf padded) and gains (0 padded) of the given queries as (Q, width) matrices."""
+    query_lengths = lengths[queries].astype(np.int64)
+    width = int(query_lengths.max())
+    first, last = starts[queries[0]], starts[queries[-1]] + query_lengths[-1]
+    contiguous = (query_lengths == width).all() and last - first == width * len(queries)
+    if contiguous:  # the common case (every query has the same depth): a reshape, no copy
+        return QueryBlock(scores[first:last].reshape(-1, width), gains[first:last].reshape(-1, width), query_lengths)
+    offsets = np.repeat(starts[queries], query_lengths)
+    within = np.arange(int(query_lengths.sum())) - np.repeat(np.cumsum(query_lengths) - query_lengths, query_lengths)
+    source = offsets + within
+    target = np.repeat(np.arange(len(queries)) * width, query_lengths) + within
+    block_scores = np.full(len(queries) * width, -np.inf)
+    block_gains = np.zeros(len(queries) * width)
+    block_scores[target] = scores[source]
+    block_gains[target] = gains[source]
+    return QueryBlock(block_scores.reshape(-1, width), block_gains.reshape(-1, width), query_lengths)
+
+
+def _block_frame(qids: pa.Array, lengths: np.ndarray, values: dict, metrics: list[Metric]) -> pd.DataFrame:
+    n = len(qids)
     return pd.DataFrame({
-        "qid": np.tile(qids, len(metrics)),
+        "qid": np.tile(qids.to_numpy(zero_copy_only=False), len(metrics)),
         "metric": np.repeat([str(m) for m in metrics], n),
         **{kind: np.concatenate([values[kind][m] for m in metrics]) for kind in ("oblivious", "expected", "min", "max")},
-        "n_candidates": np.tile(block.lengths, len(metrics)),
+        "n_candidates": np.tile(lengths, len(metrics)),
         "tied_at_cutoff": np.concatenate([values["tied_at_cutoff"][m] for m in metrics]),
     })
+
+
+def _map_chunks(chunks: Iterator[pa.Table], truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy,
+                threads: int | None) -> Iterator[pd.DataFrame | None]:
+    """Evaluate chunks on a small thread pool (numpy and Arrow release the GIL), results in input order."""
+    import os
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = threads or min(4, os.cpu_count() or 1)
+    if workers <= 1:
+        for chunk in chunks:
+            yield _evaluate_chunk(chunk, truth, metrics, policy)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(_evaluate_chunk, chunk, truth, metrics, policy))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def evaluate(
@@ -292,18 +332,21 @@ def evaluate(
     include_missing: bool = False,
     maxp: bool = False,
     chunk_rows: int = 1_000_000,
+    threads: int | None = None,
 ) -> pd.DataFrame:
     """Tie-aware per-query metrics: one row per (query, metric) with ``oblivious`` (under
     ``tie_policy``), ``expected`` (over all orderings of tied documents), ``min``, ``max``,
     ``n_candidates`` and ``tied_at_cutoff`` (a tie group holds both rank k and rank k + 1).
 
     ``run``/``qrels`` are paths, DataFrames, Arrow tables or pytrec_eval-style dicts (docs/CONTRACTS.md).
+    Chunks of whole queries are read in order and evaluated by ``threads`` workers (default: the CPU
+    count, at most 4); at most two chunks per worker are in memory at once.
     """
     parsed = parse_metrics(metrics)
     policy = parse_tie_policy(tie_policy)
     truth = QrelsIndex(_qrels_table(qrels), parsed)
-    frames = [f for chunk in _run_chunks(run, maxp, chunk_rows)
-              if (f := _evaluate_chunk(chunk, truth, parsed, policy)) is not None]
+    frames = [f for f in _map_chunks(_run_chunks(run, maxp, chunk_rows), truth, parsed, policy, threads)
+              if f is not None]
     result = pd.concat(frames, ignore_index=True) if frames else _empty_result()
     if include_missing:
         seen = set(result["qid"].unique())

@@ -64,82 +64,91 @@ def _take(matrix: np.ndarray, index: np.ndarray) -> np.ndarray:
 
 
 class TopK:
-    """The top-K structure of a block, shared by every ordering (oblivious, min, max)."""
+    """The top-K structure of a block, shared by every ordering (oblivious, min, max).
+
+    Computed once: the K best candidates sorted by score, the tie groups among them, and for queries
+    whose group at rank K extends past K ("straddling") the compacted list of that group's members.
+    """
 
     def __init__(self, block: QueryBlock, k_max: int) -> None:
-        scores = block.scores
+        scores, gains = block.scores, block.gains
         n_queries, width = scores.shape
         self.block = block
         self.k = k = max(1, min(k_max, width))
         self.full = k == width
+        self.truncated = block.lengths > k  # their last group in the top K may continue past K
+        self.straddling_rows = np.zeros(0, dtype=np.int64)
         if self.full:
-            self.candidates = np.argsort(-scores, axis=1, kind="stable")
-            self.threshold = np.full(n_queries, -np.inf)
-            self.n_above = np.zeros(n_queries, dtype=np.int64)
-            self.straddling = np.zeros(n_queries, dtype=bool)
+            self.sorted_index = np.argsort(-scores, axis=1, kind="stable")
         else:
-            self.candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-            self.threshold = _take(scores, self.candidates).min(axis=1)
-            # the group at rank K extends past K when it has more members than free slots
-            self.n_above = (scores > self.threshold[:, None]).sum(axis=1)
-            n_boundary = (scores == self.threshold[:, None]).sum(axis=1)
-            self.straddling = (n_boundary > k - self.n_above) & np.isfinite(self.threshold)
-        # queries whose candidate list is longer than K: their last group in the top K is the
-        # boundary group, whose full size lies outside the top K
-        self.truncated = block.lengths > k
+            candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            candidate_scores = _take(scores, candidates)
+            threshold = candidate_scores.min(axis=1)
+            in_boundary = scores == threshold[:, None]
+            self.n_above = (scores > threshold[:, None]).sum(axis=1)
+            self.boundary_size = in_boundary.sum(axis=1)
+            self.boundary_gain = (gains * in_boundary).sum(axis=1)
+            self.boundary_relevant = (in_boundary & (gains >= 1)).sum(axis=1)
+            straddling = (self.boundary_size > k - self.n_above) & np.isfinite(threshold)
+            self.straddling_rows = rows = np.flatnonzero(straddling)
+            if rows.size:
+                sub_rows, cols = np.nonzero(in_boundary[rows])
+                counts = self.boundary_size[rows]
+                slot = np.arange(len(sub_rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+                self.boundary_cols = np.full((rows.size, int(counts.max())), -1, dtype=np.int64)
+                self.boundary_cols[sub_rows, slot] = cols
+            by_score = np.argsort(-candidate_scores, axis=1, kind="stable")
+            self.sorted_index = _take(candidates, by_score)
+        sorted_scores = _take(scores, self.sorted_index)
+        positions = np.arange(k)
+        starts_group = np.ones(sorted_scores.shape, dtype=bool)
+        starts_group[:, 1:] = sorted_scores[:, 1:] != sorted_scores[:, :-1]
+        self.group_start = np.maximum.accumulate(np.where(starts_group, positions, 0), axis=1)
+        self.sorted_scores = sorted_scores
+        equal_next = ~starts_group[:, 1:] & np.isfinite(sorted_scores[:, 1:])
+        tied = np.zeros(sorted_scores.shape, dtype=bool)
+        tied[:, 1:] |= equal_next
+        tied[:, :-1] |= equal_next
+        self.tied_rows = np.flatnonzero(tied.any(axis=1))
+        self.tied_cells = np.nonzero(tied)
 
     def order(self, tie_key: TieKey) -> np.ndarray:
         """(Q, K) column indices of the first K candidates under (score desc, tie_key asc)."""
-        scores = self.block.scores
-        k = self.k
-        index = self.candidates.copy()
-        if self.straddling.any():
-            index[self.straddling] = self._fill_boundary(tie_key)
-        sorted_scores = _take(scores, index)
-        by_score = np.argsort(-sorted_scores, axis=1, kind="stable")
-        index = _take(index, by_score)
-        sorted_scores = _take(sorted_scores, by_score)
-        equal_next = (sorted_scores[:, 1:] == sorted_scores[:, :-1]) & np.isfinite(sorted_scores[:, 1:])
-        if equal_next.any():
-            tied = np.zeros(index.shape, dtype=bool)
-            tied[:, 1:] |= equal_next
-            tied[:, :-1] |= equal_next
-            rows, positions = np.nonzero(tied)
+        index = self.sorted_index
+        rows = self.straddling_rows
+        if rows.size:
+            index = index.copy()
+            index[rows] = self._fill_boundary(tie_key)
+        if self.tied_rows.size:
+            if index is self.sorted_index:
+                index = index.copy()
+            cell_rows, cell_positions = self.tied_cells
             keys = np.zeros(index.shape, dtype=np.float64)
-            keys[rows, positions] = tie_key(rows, index[rows, positions])
-            index = _take(index, np.lexsort((keys, -sorted_scores), axis=-1))
-        assert index.shape[1] == k
+            keys[cell_rows, cell_positions] = tie_key(cell_rows, index[cell_rows, cell_positions])
+            tied = self.tied_rows
+            within = np.lexsort((keys[tied], self.group_start[tied]), axis=-1)
+            index[tied] = _take(index[tied], within)
         return index
 
     def _fill_boundary(self, tie_key: TieKey) -> np.ndarray:
-        """For straddling queries: the K candidates with the boundary slots given to the
-        boundary-group members with the smallest tie keys."""
-        k = self.k
-        scores = self.block.scores
-        rows = np.flatnonzero(self.straddling)
-        row_scores = scores[rows]
-        in_boundary = row_scores == self.threshold[rows, None]
-        sub_rows, cols = np.nonzero(in_boundary)
-        keys = np.full(row_scores.shape, np.inf)
-        keys[sub_rows, cols] = tie_key(rows[sub_rows], cols)
-        chosen = np.argpartition(keys, k - 1, axis=1)[:, :k]
-        chosen = _take(chosen, np.argsort(_take(keys, chosen), axis=1, kind="stable"))
-        current = self.candidates[rows]
-        current = _take(current, np.argsort(-_take(row_scores, current), axis=1, kind="stable"))
-        positions = np.arange(k)[None, :]
+        """Straddling queries: give the boundary slots (ranks n_above+1 .. K) to the members of the
+        group at rank K with the smallest tie keys."""
+        k, rows, cols = self.k, self.straddling_rows, self.boundary_cols
+        present = cols >= 0
+        sub_rows, slots = np.nonzero(present)
+        keys = np.full(cols.shape, np.inf)
+        keys[sub_rows, slots] = tie_key(rows[sub_rows], cols[sub_rows, slots])
         n_above = self.n_above[rows][:, None]
-        from_boundary = positions >= n_above
-        boundary_pick = _take(chosen, np.clip(positions - n_above, 0, k - 1))
-        return np.where(from_boundary, boundary_pick, current)
-
-    def boundary_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Size, gain sum and relevant count of the whole group holding rank K, per query."""
-        scores, gains = self.block.scores, self.block.gains
-        in_boundary = scores == self.threshold[:, None]
-        size = in_boundary.sum(axis=1)
-        gain_sum = np.where(in_boundary, gains, 0.0).sum(axis=1)
-        relevant = (in_boundary & (gains >= 1)).sum(axis=1)
-        return size, gain_sum, relevant
+        need = int((k - n_above).max())
+        if cols.shape[1] > need:
+            best = np.argpartition(keys, need - 1, axis=1)[:, :need]
+        else:
+            best = np.broadcast_to(np.arange(cols.shape[1]), cols.shape)
+        best = _take(best, np.argsort(_take(keys, best), axis=1, kind="stable"))
+        chosen = _take(cols, best)
+        positions = np.arange(k)[None, :]
+        pick = _take(chosen, np.clip(positions - n_above, 0, chosen.shape[1] - 1))
+        return np.where(positions >= n_above, pick, self.sorted_index[rows])
 
 
 def _ranked_values(
@@ -183,22 +192,20 @@ def _finish(metric: Metric, dcg, hits, rr, ap_sum, truth: QueryTruth, lengths) -
 
 
 def _expected_values(
-    top: TopK, index: np.ndarray, metrics: list[Metric], truth: QueryTruth,
+    top: TopK, metrics: list[Metric], truth: QueryTruth,
 ) -> tuple[dict[Metric, np.ndarray], dict[Metric, np.ndarray]]:
     """Expected metric values over all orderings of ties, and whether a tie straddles each cutoff."""
     block, k = top.block, top.k
     n_queries = block.scores.shape[0]
     positions0 = np.arange(k)
     valid = positions0[None, :] < block.lengths[:, None]
-    scores = _take(block.scores, index)
-    gains = np.where(valid, _take(block.gains, index), 0.0)
+    scores = top.sorted_scores
+    gains = np.where(valid, _take(block.gains, top.sorted_index), 0.0)
     relevant = (gains >= 1).astype(np.float64)
 
-    starts_group = np.ones((n_queries, k), dtype=bool)
-    starts_group[:, 1:] = scores[:, 1:] != scores[:, :-1]
+    start = top.group_start
     ends_group = np.ones((n_queries, k), dtype=bool)
-    ends_group[:, :-1] = starts_group[:, 1:]
-    start = np.maximum.accumulate(np.where(starts_group, positions0, 0), axis=1)
+    ends_group[:, :-1] = scores[:, 1:] != scores[:, :-1]
     end = np.minimum.accumulate(np.where(ends_group, positions0, k - 1)[:, ::-1], axis=1)[:, ::-1]
 
     gain_cum = np.cumsum(gains, axis=1)
@@ -213,11 +220,10 @@ def _expected_values(
     rel_before_group = before(rel_cum, start)
 
     if not top.full and top.truncated.any():
-        b_size, b_gain, b_rel = top.boundary_totals()
         in_last = top.truncated[:, None] & (start == start[:, -1:])
-        size = np.where(in_last, b_size[:, None], size)
-        gain_sum = np.where(in_last, b_gain[:, None], gain_sum)
-        rel_sum = np.where(in_last, b_rel[:, None], rel_sum)
+        size = np.where(in_last, top.boundary_size[:, None], size)
+        gain_sum = np.where(in_last, top.boundary_gain[:, None], gain_sum)
+        rel_sum = np.where(in_last, top.boundary_relevant[:, None], rel_sum)
 
     size = np.where(valid, size, 1.0)
     mean_gain = np.where(valid, gain_sum / size, 0.0)
@@ -274,8 +280,8 @@ def evaluate_block(
         return gains[rows, cols]
 
     result: dict[str, dict[Metric, np.ndarray]] = {}
-    best = top.order(gain_descending)
-    for kind, index in (("oblivious", top.order(oblivious_key)), ("min", top.order(gain_ascending)), ("max", best)):
+    for kind, key in (("oblivious", oblivious_key), ("min", gain_ascending), ("max", gain_descending)):
+        index = top.order(key)
         result[kind] = _ranked_values(_take(gains, index), valid, metrics, truth, top.k, block.lengths)
-    result["expected"], result["tied_at_cutoff"] = _expected_values(top, best, metrics, truth)
+    result["expected"], result["tied_at_cutoff"] = _expected_values(top, metrics, truth)
     return result
