@@ -1,0 +1,297 @@
+"""Aggregation across queries, tasks and systems: pure functions on numpy arrays / DataFrames.
+
+Definitions (DESIGN.md § Definitions):
+- task score = mean over queries; G = (Π x_t)^(1/n) over tasks (a zero task makes G zero; NaN propagates);
+  G_min / G_max / G_expected = G of the task mins / maxes / expected values (G is monotone).
+- ranks are competition ranks ("min": 1, 2, 2, 4), higher score = better.
+- Borda: per task a system scores the number of other systems it beats plus ½ per tie, summed over tasks
+  (= scipy ``rankdata(method="average") - 1`` per task).
+- Rank intervals (LMArena style) from per-system intervals [lo, hi]:
+  ``rank_lo`` (best plausible rank) = 1 + #{j : lo_j > hi_i}   (systems surely better than i);
+  ``rank_hi`` (worst plausible rank) = #{j : hi_j >= lo_i}      (i itself + systems not surely worse).
+- Bootstrap over queries: per task, resample the task's query indices with replacement; the same resample
+  indices are used for every system on that task (paired), so G and rank intervals are comparable.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+SCORE_COLUMNS = ("value", "expected", "min", "max")
+
+
+# -- scalar aggregates ----------------------------------------------------------------------------------
+def geometric_mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """(Π x)^(1/n) along ``axis``; any zero gives 0, any NaN gives NaN; values must be ≥ 0."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape[axis] == 0:  # G of no tasks is undefined
+        return np.full(np.delete(values.shape, axis), np.nan) if values.ndim > 1 else np.float64(np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.exp(np.mean(np.log(values), axis=axis))
+
+
+def competition_ranks(scores: np.ndarray) -> np.ndarray:
+    """Competition ("min") ranks, 1 = highest score: rank = 1 + #{j : score_j > score_i}. NaN → rank NaN."""
+    scores = np.asarray(scores, dtype=np.float64)
+    ranks = np.full(scores.shape, np.nan)
+    finite = ~np.isnan(scores)
+    ascending = np.sort(scores[finite])
+    n_greater = ascending.size - np.searchsorted(ascending, scores[finite], side="right")
+    ranks[finite] = 1 + n_greater
+    return ranks
+
+
+def borda_points(task_matrix: np.ndarray) -> np.ndarray:
+    """Borda totals for a (systems × tasks) matrix without NaN: Σ_t (#beaten + ½ #tied others)."""
+    x = np.asarray(task_matrix, dtype=np.float64)
+    # pairwise comparison per task: (systems, systems, tasks)
+    greater = (x[:, None, :] > x[None, :, :]).sum(axis=(1, 2))
+    tied = (x[:, None, :] == x[None, :, :]).sum(axis=(1, 2)) - x.shape[1]  # minus self-ties
+    return greater + 0.5 * tied
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's τ-b (tie-corrected) between two score vectors; NaN with < 2 items or no variation."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.size < 2:
+        return float("nan")
+    upper = np.triu_indices(x.size, k=1)
+    sign_x = np.sign(x[:, None] - x[None, :])[upper]
+    sign_y = np.sign(y[:, None] - y[None, :])[upper]
+    concordance = float(np.sum(sign_x * sign_y))
+    denominator = np.sqrt(float(np.sum(sign_x != 0)) * float(np.sum(sign_y != 0)))
+    return concordance / denominator if denominator > 0 else float("nan")
+
+
+# -- pairs ---------------------------------------------------------------------------------------------
+def flipped_pairs(systems: Sequence[str], g_a: np.ndarray, g_b: np.ndarray) -> pd.DataFrame:
+    """Pairs strictly ordered one way under a and strictly the other way under b.
+
+    Columns: system_1, system_2 (system_1 ahead under a), G_a_1, G_a_2, G_b_1, G_b_2.
+    """
+    names = np.asarray(systems, dtype=object)
+    g_a = np.asarray(g_a, dtype=np.float64)
+    g_b = np.asarray(g_b, dtype=np.float64)
+    i, j = np.triu_indices(names.size, k=1)
+    flipped = np.sign(g_a[i] - g_a[j]) * np.sign(g_b[i] - g_b[j]) < 0
+    i, j = i[flipped], j[flipped]
+    ahead_under_a = g_a[i] > g_a[j]
+    first = np.where(ahead_under_a, i, j)
+    second = np.where(ahead_under_a, j, i)
+    return pd.DataFrame(
+        {
+            "system_1": names[first], "system_2": names[second],
+            "G_a_1": g_a[first], "G_a_2": g_a[second], "G_b_1": g_b[first], "G_b_2": g_b[second],
+        }
+    )
+
+
+def overlapping_pairs(systems: Sequence[str], lo: np.ndarray, hi: np.ndarray) -> pd.DataFrame:
+    """Pairs whose closed intervals [lo, hi] intersect (rows with NaN bounds are ignored).
+
+    Columns: system_1, system_2, lo_1, hi_1, lo_2, hi_2 (system_1 has the higher upper bound... or the
+    earlier position on equal bounds).
+    """
+    names = np.asarray(systems, dtype=object)
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    i, j = np.triu_indices(names.size, k=1)
+    overlap = (lo[i] <= hi[j]) & (lo[j] <= hi[i])  # False whenever a bound is NaN
+    i, j = i[overlap], j[overlap]
+    swap = hi[j] > hi[i]
+    first, second = np.where(swap, j, i), np.where(swap, i, j)
+    return pd.DataFrame(
+        {
+            "system_1": names[first], "system_2": names[second],
+            "lo_1": lo[first], "hi_1": hi[first], "lo_2": lo[second], "hi_2": hi[second],
+        }
+    )
+
+
+def rank_intervals(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LMArena-style (rank_lo, rank_hi) from score intervals; see module docstring. NaN bounds → NaN."""
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    known = ~(np.isnan(lo) | np.isnan(hi))
+    rank_lo = np.full(lo.shape, np.nan)
+    rank_hi = np.full(lo.shape, np.nan)
+    lo_known, hi_known = lo[known], hi[known]
+    rank_lo[known] = 1 + (lo_known[None, :] > hi_known[:, None]).sum(axis=1)
+    rank_hi[known] = (hi_known[None, :] >= lo_known[:, None]).sum(axis=1)
+    return rank_lo, rank_hi
+
+
+# -- bootstrap & randomization -------------------------------------------------------------------------
+def resample_counts(n_queries: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_resamples, n_queries) multiplicities of each query in each bootstrap resample (rows sum to n).
+
+    float32: counts are small integers (exact); the products below run in single precision, which is
+    ample for percentile intervals (relative error ~1e-6) and twice as fast as float64.
+    """
+    picks = rng.integers(0, n_queries, size=(n_resamples, n_queries), dtype=np.int32)
+    offsets = (np.arange(n_resamples, dtype=np.int64) * n_queries)[:, None]
+    counts = np.bincount((picks + offsets).ravel(), minlength=n_resamples * n_queries)
+    return counts.reshape(n_resamples, n_queries).astype(np.float32)
+
+
+def bootstrap_means(per_query: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Bootstrap task means: ``per_query`` (systems × queries, NaN = missing) and shared ``counts``
+    (resamples × queries) → (resamples × systems). A system's mean is over its non-missing queries."""
+    values = np.asarray(per_query, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float32)
+    present = ~np.isnan(values)
+    if present.all():
+        return (counts @ values.T.astype(np.float32)).astype(np.float64) / values.shape[1]
+    sums = (counts @ np.where(present, values, 0.0).T.astype(np.float32)).astype(np.float64)
+    weights = (counts @ present.T.astype(np.float32)).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / weights
+
+
+def bootstrap_task_and_g(
+    per_task_query_values: Sequence[np.ndarray], n_resamples: int = 1000, seed: int = 0
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Paired bootstrap for several tasks at once.
+
+    ``per_task_query_values[t]`` is a (systems × queries_t) matrix (same system order for every task).
+    Returns (per-task bootstrap means, each resamples × systems; bootstrap G, resamples × systems).
+    """
+    rng = np.random.default_rng(seed)
+    task_means = [
+        bootstrap_means(values, resample_counts(values.shape[1], n_resamples, rng))
+        for values in per_task_query_values
+    ]
+    g = geometric_mean(np.stack(task_means, axis=-1), axis=-1)
+    return task_means, g
+
+
+def percentile_interval(samples: np.ndarray, level: float = 0.95, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval along ``axis`` (NaN-aware)."""
+    tail = 100 * (1 - level) / 2
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.nanpercentile(samples, [tail, 100 - tail], axis=axis)
+    return lo, hi
+
+
+def paired_randomization_test(
+    differences_per_task: Sequence[np.ndarray], n_resamples: int = 10000, seed: int = 0, chunk: int = 2000
+) -> tuple[float, float]:
+    """Two-sided sign-flip test of H0 "a and b are exchangeable per query".
+
+    Statistic T = mean over tasks of the mean per-query difference (a − b) = Σ_q w_q d_q with
+    w_q = 1 / (n_tasks · n_queries of q's task). Each resample flips every sign independently with
+    probability ½: T* = Σ_q s_q w_q d_q = T − 2 Σ_{q flipped} w_q d_q, drawn as random bytes (8 queries
+    each) summed through a 256-entry lookup table per byte.
+    Returns (T, p) with p = (1 + #{|T*| ≥ |T|}) / (1 + n_resamples).
+    """
+    diffs = [np.asarray(d, dtype=np.float64) for d in differences_per_task if len(d)]
+    if not diffs:
+        raise ValueError("no paired queries")
+    weighted = np.concatenate([d / (d.size * len(diffs)) for d in diffs])
+    observed = float(weighted.sum())
+    rng = np.random.default_rng(seed)
+    n_bytes = (weighted.size + 7) // 8
+    # lookup[b, j] = Σ of the weighted differences of byte j's 8 queries whose bit is set in b
+    blocks = np.zeros(n_bytes * 8)
+    blocks[: weighted.size] = weighted
+    bit_patterns = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
+    lookup = bit_patterns @ blocks.reshape(n_bytes, 8).T  # (256, n_bytes)
+    # float32 gathers are ~3x faster; near-ties within the rounding tolerance count as extreme (conservative)
+    flat_lookup = np.ascontiguousarray(lookup.T, dtype=np.float32).ravel()  # [j * 256 + b]
+    byte_offsets = np.arange(n_bytes, dtype=np.int64) * 256
+    tolerance = 1e-5 * float(np.abs(weighted).sum()) + 1e-12
+    n_extreme = 0
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        random_bytes = rng.integers(0, 256, size=(size, n_bytes), dtype=np.uint8)
+        flipped_sums = np.take(flat_lookup, random_bytes + byte_offsets).sum(axis=1, dtype=np.float64)
+        resampled = observed - 2.0 * flipped_sums
+        n_extreme += int(np.sum(np.abs(resampled) >= abs(observed) - tolerance))
+    return observed, (1 + n_extreme) / (1 + n_resamples)
+
+
+# -- tables --------------------------------------------------------------------------------------------
+def task_matrices(task_table: pd.DataFrame, tasks: Sequence[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(system names, {column: systems × tasks matrix}) for value/expected/min/max; missing cells NaN.
+
+    Systems are sorted by name; a (system, task) appearing twice keeps its first row.
+    """
+    tasks = list(tasks)
+    frame = task_table[task_table["task"].isin(tasks)].drop_duplicates(["system", "task"])
+    system_codes, systems = pd.factorize(frame["system"], sort=True)
+    task_codes = pd.Categorical(frame["task"], categories=tasks).codes
+    matrices = {}
+    for column in SCORE_COLUMNS:
+        matrix = np.full((len(systems), len(tasks)), np.nan)
+        if column in frame:
+            numbers = pd.to_numeric(frame[column], errors="coerce")
+            matrix[system_codes, task_codes] = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+        matrices[column] = matrix
+    return np.asarray(systems, dtype=object), matrices
+
+
+def leaderboard_frames(task_table: pd.DataFrame, tasks: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rank systems by G over ``tasks`` from a task table (system, task, value, expected, min, max).
+
+    Returns (ranked, incomplete). ``ranked``: rank, system, G, G_min, G_max, G_expected, mean, borda,
+    n_tasks, complete, zero_task, then one column per task (oblivious values), sorted by rank then system.
+    ``incomplete``: system, n_tasks, missing_tasks, reason.
+    """
+    tasks = list(tasks)
+    systems, matrices = task_matrices(task_table, tasks)
+    present = ~np.isnan(matrices["value"])
+    complete = present.all(axis=1) if tasks else np.zeros(len(systems), dtype=bool)
+    missing = [[t for t, ok in zip(tasks, row) if not ok] for row in present[~complete]]
+    incomplete = pd.DataFrame(
+        {
+            "system": systems[~complete],
+            "n_tasks": present[~complete].sum(axis=1).astype(np.int64),
+            "missing_tasks": missing,
+            "reason": [
+                f"missing {len(m)} of {len(tasks)} tasks: {', '.join(m[:5])}{' …' if len(m) > 5 else ''}"
+                for m in missing
+            ],
+        }
+    )
+    values = matrices["value"][complete]
+    g = geometric_mean(values, axis=1)
+    ranked = pd.DataFrame({"rank": competition_ranks(g).astype(np.int64), "system": systems[complete], "G": g})
+    ranked["G_min"] = geometric_mean(matrices["min"][complete], axis=1)
+    ranked["G_max"] = geometric_mean(matrices["max"][complete], axis=1)
+    ranked["G_expected"] = geometric_mean(matrices["expected"][complete], axis=1)
+    ranked["mean"] = values.mean(axis=1) if len(ranked) else np.zeros(0)
+    ranked["borda"] = borda_points(values)
+    ranked["n_tasks"] = len(tasks)
+    ranked["complete"] = True
+    ranked["zero_task"] = (values == 0).any(axis=1)
+    ranked = pd.concat([ranked, pd.DataFrame(values, columns=tasks)], axis=1)
+    ranked = ranked.sort_values(["rank", "system"], kind="stable").reset_index(drop=True)
+    return ranked, incomplete.reset_index(drop=True)
+
+
+def condition_gap(table_a: pd.DataFrame, table_b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """b − a per system × task (tasks present under both) and in G over each system's shared tasks.
+
+    Inputs have columns system, task, value. Returns (per_task: system, task, a, b, gap;
+    per_system: system, G_a, G_b, gap, n_tasks).
+    """
+    per_task = table_a[["system", "task", "value"]].merge(
+        table_b[["system", "task", "value"]], on=["system", "task"], suffixes=("_a", "_b")
+    ).rename(columns={"value_a": "a", "value_b": "b"})
+    per_task["gap"] = per_task["b"] - per_task["a"]
+    per_task = per_task.sort_values(["system", "task"]).reset_index(drop=True)
+    with np.errstate(divide="ignore"):
+        logs = per_task.assign(log_a=np.log(per_task["a"]), log_b=np.log(per_task["b"]))
+    grouped = logs.groupby("system", sort=True)
+    per_system = pd.DataFrame(
+        {
+            "G_a": np.exp(grouped["log_a"].mean()),
+            "G_b": np.exp(grouped["log_b"].mean()),
+            "n_tasks": grouped.size(),
+        }
+    ).reset_index()
+    per_system["gap"] = per_system["G_b"] - per_system["G_a"]
+    return per_task, per_system[["system", "G_a", "G_b", "gap", "n_tasks"]]

@@ -1,0 +1,26 @@
+"""``evalcore import-r2med PATH``: the R2MED paper's result JSONs → ``task_scores`` and ``systems`` parquet,
+systems named from the pipeline (``NV-Embed-v2``, ``HyDE(qwen-7b)+BGE-Large-en-v1.5``,
+``NV-Embed-v2>>bge-reranker``)."""
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="R2MED results folder (results/{base retriever,reranker,gar}/...) or its parent")
+    parser.add_argument("--out", default="data/published", help="output folder (default data/published)")
+    parser.add_argument("--source", default=None,
+                        help="source label stored with every row (default r2med-paper@62b7074)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from evalcore import importers
+
+    task_scores, systems = importers.read_r2med_results(args.path, source=args.source or importers.R2MED_SOURCE)
+    out = Path(args.out)
+    importers.write_compact_parquet(task_scores, out / "r2med_paper_task_scores.parquet")
+    importers.write_compact_parquet(systems, out / "r2med_paper_systems.parquet")
+    print(f"import-r2med: {len(task_scores)} task_scores rows ({len(systems)} pipelines) → {out}")
+    return 0

@@ -1,0 +1,321 @@
+"""Readers for published result files → ``task_scores`` and ``systems`` tables (DESIGN.md § Data contract).
+
+MTEB results tree (``results/<org__model>/<revision>/<Task>.json`` + ``model_meta.json``):
+- Both JSON layouts are read: mteb ≥ 1.11 (``scores: {split: [{hf_subset, ndcg_at_10, ...}]}``) and the
+  older flat one (``{split: {ndcg_at_10, ...}}`` or ``{split: {subset: {...}}}``).
+- Split ``test``; subset ``default``, else ``en``, else the only subset, else one whose ``languages`` is
+  exactly ``eng-Latn`` (all RAR-b/R2MED files in the shipped tree are test/default).
+- One system per model name (``model_meta.name``, else the folder name with ``__`` → ``/``). For each
+  task the newest revision that has the task is used; newest = latest ``date`` field in its result files,
+  then highest mteb version, then revision string. The revision used is kept per row (``revision``).
+- ``instruction`` = ``model_meta.use_instructions`` (missing → False): MTEB runs instruction models with
+  their instructions. ``precision`` = ``fp32`` meaning "as published" (the files do not record the dtype).
+  ``tie_policy`` = ``docid-desc`` (pytrec_eval, which MTEB uses). ``n_queries`` is not in the files (NULL).
+
+R2MED paper results (``results/{base retriever,reranker,gar}/…/<Task>.json``): systems are named from the
+pipeline: ``NV-Embed-v2`` (retriever), ``NV-Embed-v2>>bge-reranker`` (reranking the retriever's top 10),
+``HyDE(qwen-7b)+BGE-Large-en-v1.5`` (LLM query rewriting, then the retriever). The files do not say
+whether instructions were used: rows are stored with ``instruction = False``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+
+from evalcore.errors import InputError
+
+RARB_TASKS = (
+    "ARCChallenge", "AlphaNLI", "HellaSwag", "WinoGrande", "PIQA", "SIQA", "Quail", "SpartQA", "TempReasonL1",
+    "TempReasonL2Pure", "TempReasonL2Fact", "TempReasonL2Context", "TempReasonL3Pure", "TempReasonL3Fact",
+    "TempReasonL3Context", "RARbCode", "RARbMath",
+)
+R2MED_TASKS = (
+    "R2MEDBiologyRetrieval", "R2MEDBioinformaticsRetrieval", "R2MEDMedicalSciencesRetrieval",
+    "R2MEDMedXpertQAExamRetrieval", "R2MEDMedQADiagRetrieval", "R2MEDPMCTreatmentRetrieval",
+    "R2MEDPMCClinicalRetrieval", "R2MEDIIYiClinicalRetrieval",
+)
+BENCHMARK_OF_TASK = {**{t: "rar-b" for t in RARB_TASKS}, **{t: "r2med" for t in R2MED_TASKS}}
+
+# result key (MTEB / BEIR style, and the R2MED reranker style) -> canonical metric name (evalcore.metrics)
+METRIC_KEYS = {
+    "ndcg_at_10": "ndcg@10", "NDCG@10": "ndcg@10",
+    "mrr_at_10": "mrr@10",
+    "recall_at_10": "recall@10", "Recall@10": "recall@10",
+    "recall_at_100": "recall@100", "Recall@100": "recall@100",
+    "map_at_10": "ap@10", "MAP@10": "ap@10",
+    "precision_at_1": "p@1", "P@1": "p@1",
+    "precision_at_10": "p@10", "P@10": "p@10",
+}
+MTEB_SOURCE = "mteb-results@f4cc6c8"
+R2MED_SOURCE = "r2med-paper@62b7074"
+R2MED_REFERENCE = "https://github.com/R2MED/R2MED"
+
+TASK_SCORE_COLUMNS = [
+    "system", "benchmark", "task", "setting", "instruction", "precision", "metric", "value", "expected",
+    "min", "max", "n_queries", "source", "tie_policy", "revision",
+]
+SYSTEM_COLUMNS = [
+    "system", "display_name", "family", "n_parameters", "license", "open_weights", "uses_instructions",
+    "release_date", "reference", "source", "revision",
+]
+
+
+# -- MTEB ----------------------------------------------------------------------------------------------
+def _load_json(path: Path) -> dict:
+    """A JSON object from ``path``, or InputError naming the file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            loaded = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a readable JSON file ({exc})", path) from exc
+    if not isinstance(loaded, dict):
+        raise InputError("expected a JSON object", path)
+    return loaded
+
+
+def _pick_subset(entries: dict[str, dict]) -> dict | None:
+    """The subset used: 'default', else 'en', else the only one, else the English-only one."""
+    for name in ("default", "en"):
+        if name in entries:
+            return entries[name]
+    if len(entries) == 1:
+        return next(iter(entries.values()))
+    english = [e for e in entries.values() if list(e.get("languages") or []) == ["eng-Latn"]]
+    return english[0] if len(english) == 1 else None
+
+
+def mteb_test_scores(result: dict) -> dict[str, float] | None:
+    """Metric values of the test split (canonical names) from either MTEB JSON layout; None if absent."""
+    if isinstance(result.get("scores"), dict):  # mteb >= 1.11
+        split = result["scores"].get("test")
+        if not isinstance(split, list):
+            return None
+        entries = {str(e.get("hf_subset", "default")): e for e in split if isinstance(e, dict)}
+    else:  # older layout: {"test": {metric: value}} or {"test": {subset: {metric: value}}}
+        split = result.get("test")
+        if not isinstance(split, dict):
+            return None
+        if any(key in split for key in METRIC_KEYS):
+            entries = {"default": split}
+        else:
+            entries = {str(k): v for k, v in split.items() if isinstance(v, dict)}
+    chosen = _pick_subset(entries)
+    if chosen is None:
+        return None
+    return {
+        metric: float(chosen[key]) for key, metric in METRIC_KEYS.items()
+        if isinstance(chosen.get(key), (int, float)) and not isinstance(chosen.get(key), bool)
+    }
+
+
+def _version_key(version: object) -> tuple[int, ...]:
+    """'1.12.27' → (1, 12, 27), for ordering mteb versions."""
+    return tuple(int(part) for part in re.findall(r"\d+", str(version or "")))
+
+
+def _revision_results(revision_dir: Path) -> Iterator[tuple[str, dict]]:
+    """(task name, parsed JSON) of the RAR-b / R2MED result files in one revision folder."""
+    for path in sorted(revision_dir.glob("*.json")):
+        if path.name == "model_meta.json":
+            continue
+        result = _load_json(path)
+        task = str(result.get("task_name") or result.get("mteb_dataset_name") or path.stem)
+        if task in BENCHMARK_OF_TASK:
+            yield task, result
+
+
+def _family(model_name: str) -> str:
+    """Family = the organisation part of ``org/model`` (the whole name when there is none)."""
+    return model_name.split("/", 1)[0] if "/" in model_name else model_name
+
+
+def _system_row(model_name: str, meta: dict, revision: str) -> dict:
+    """One ``systems`` row from ``model_meta.json`` (old and new key spellings)."""
+    uses_instructions = meta.get("use_instructions", meta.get("use_instuctions"))
+    open_weights = meta.get("open_weights", meta.get("open_source"))
+    n_parameters = meta.get("n_parameters")
+    return {
+        "system": model_name,
+        "display_name": model_name.split("/", 1)[-1],
+        "family": _family(model_name),
+        "n_parameters": float(n_parameters) if isinstance(n_parameters, (int, float)) else None,
+        "license": meta.get("license"),
+        "open_weights": None if open_weights is None else bool(open_weights),
+        "uses_instructions": None if uses_instructions is None else bool(uses_instructions),
+        "release_date": None if meta.get("release_date") is None else str(meta.get("release_date")),
+        "reference": meta.get("reference"),
+        "source": MTEB_SOURCE,
+        "revision": revision,
+    }
+
+
+def read_mteb_results(root: str | Path, source: str = MTEB_SOURCE) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(task_scores, systems) for the RAR-b and R2MED tasks of an MTEB results tree.
+
+    ``root`` is the ``results`` folder or its parent.
+    """
+    root = Path(root)
+    if (root / "results").is_dir():
+        root = root / "results"
+    if not root.is_dir():
+        raise InputError("expected an MTEB results folder (results/<org__model>/<revision>/<Task>.json)", root)
+    # (model, task) -> (newest key, row data); model -> (newest key, meta, revision)
+    chosen: dict[tuple[str, str], tuple[tuple, str, dict[str, float], bool]] = {}
+    models: dict[str, tuple[tuple, dict, str]] = {}
+    for revision_dir in sorted(p for p in root.glob("*/*") if p.is_dir()):
+        meta_path = revision_dir / "model_meta.json"
+        meta = _load_json(meta_path) if meta_path.is_file() else {}
+        model_name = str(meta.get("name") or revision_dir.parent.name.replace("__", "/", 1))
+        revision = revision_dir.name
+        results = list(_revision_results(revision_dir))
+        if not results:
+            continue
+        dates = [r.get("date") for _, r in results if isinstance(r.get("date"), (int, float))]
+        newest_key = (
+            max(dates) if dates else float("-inf"),
+            max(_version_key(r.get("mteb_version")) for _, r in results),
+            str(meta.get("release_date") or ""),
+            revision,
+        )
+        if model_name not in models or newest_key > models[model_name][0]:
+            models[model_name] = (newest_key, meta, revision)
+        uses_instructions = bool(meta.get("use_instructions", meta.get("use_instuctions")) or False)
+        for task, result in results:
+            scores = mteb_test_scores(result)
+            if not scores:
+                continue
+            previous = chosen.get((model_name, task))
+            if previous is None or newest_key > previous[0]:
+                chosen[(model_name, task)] = (newest_key, revision, scores, uses_instructions)
+    rows = [
+        {
+            "system": model, "benchmark": BENCHMARK_OF_TASK[task], "task": task, "setting": "full",
+            "instruction": uses_instructions, "precision": "fp32", "metric": metric, "value": value,
+            "expected": None, "min": None, "max": None, "n_queries": None, "source": source,
+            "tie_policy": "docid-desc", "revision": revision,
+        }
+        for (model, task), (_, revision, scores, uses_instructions) in sorted(chosen.items())
+        for metric, value in scores.items()
+    ]
+    systems = [_system_row(model, meta, revision) for model, (_, meta, revision) in sorted(models.items())]
+    for row in systems:
+        row["source"] = source
+    return _typed_task_scores(rows), _typed_systems(systems)
+
+
+# -- R2MED paper ---------------------------------------------------------------------------------------
+R2MED_RETRIEVERS = {
+    "bge": "BGE-Large-en-v1.5", "bm25": "BM25", "bmr-2b": "BMRetriever-2B", "bmr-410m": "BMRetriever-410M",
+    "bmr-7b": "BMRetriever-7B", "contriever": "Contriever", "e5": "E5-mistral-7b-instruct", "grit": "GritLM-7B",
+    "inst-l": "InstructOR-L", "inst-xl": "InstructOR-XL", "medcpt": "MedCPT", "nv": "NV-Embed-v2",
+    "openai": "Text-embedding-3-large", "sfr": "SFR-Embedding-Mistral", "voyage": "Voyage-3",
+}
+R2MED_REWRITE_METHODS = {
+    "hyde": "HyDE", "lamer": "LameR", "query2doc": "Query2doc", "search-o1": "Search-O1", "search-r1": "Search-R1",
+}
+CLOSED_R2MED_RETRIEVERS = {"openai", "voyage"}
+
+
+def r2med_task_name(dataset_name: str) -> str:
+    """'MedQA-Diag' → 'R2MEDMedQADiagRetrieval' (the MTEB task name)."""
+    return "R2MED" + dataset_name.replace("-", "").replace(" ", "") + "Retrieval"
+
+
+def r2med_pipeline(relative: Path, result: dict) -> tuple[str, str]:
+    """(system name, family) of one R2MED result file from its path under ``results/``."""
+    parts = relative.parts[:-1]
+    kind = parts[0] if parts else ""
+    if kind == "base retriever" and len(parts) >= 2:
+        key = str(result.get("model_name") or parts[1])
+        return R2MED_RETRIEVERS.get(key, key), "R2MED paper: retriever"
+    if kind == "reranker" and len(parts) >= 3:
+        reranker = str(result.get("reranker_name") or parts[1])
+        retriever = str(result.get("retriever_name") or parts[2])
+        return f"{R2MED_RETRIEVERS.get(retriever, retriever)}>>{reranker}", "R2MED paper: retriever + reranker"
+    if kind == "gar" and len(parts) >= 4:
+        method = str(result.get("gar_method") or parts[1])
+        llm = str(result.get("gar_llm") or parts[2])
+        retriever = str(result.get("retriever_name") or parts[3])
+        name = f"{R2MED_REWRITE_METHODS.get(method, method)}({llm})+{R2MED_RETRIEVERS.get(retriever, retriever)}"
+        return name, "R2MED paper: query rewriting + retriever"
+    raise InputError("unexpected location: expected base retriever/<r>, reranker/<m>/<r>/… or gar/<m>/<llm>/<r>",
+                     relative)
+
+
+def read_r2med_results(root: str | Path, source: str = R2MED_SOURCE) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(task_scores, systems) from the R2MED paper's ``results/`` folder (or its parent)."""
+    root = Path(root)
+    if (root / "results").is_dir():
+        root = root / "results"
+    if not root.is_dir():
+        raise InputError("expected the R2MED results folder", root)
+    rows, systems = [], {}
+    for path in sorted(root.rglob("*.json")):
+        result = _load_json(path)
+        relative = path.relative_to(root)
+        system, family = r2med_pipeline(relative, result)
+        task = r2med_task_name(str(result.get("dataset_name") or path.stem))
+        if task not in R2MED_TASKS:
+            raise InputError(f"unknown R2MED dataset {result.get('dataset_name')!r}", path)
+        scores = result.get("test")
+        if not isinstance(scores, dict):
+            raise InputError("expected a 'test' object of metric values", path)
+        for key, metric in METRIC_KEYS.items():
+            value = scores.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                rows.append({
+                    "system": system, "benchmark": "r2med", "task": task, "setting": "full", "instruction": False,
+                    "precision": "fp32", "metric": metric, "value": float(value), "expected": None, "min": None,
+                    "max": None, "n_queries": None, "source": source, "tie_policy": "docid-desc",
+                    "revision": None,
+                })
+        retriever_key = relative.parts[1] if relative.parts[0] == "base retriever" else None
+        systems.setdefault(system, {
+            "system": system, "display_name": system, "family": family, "n_parameters": None, "license": None,
+            "open_weights": (retriever_key not in CLOSED_R2MED_RETRIEVERS) if retriever_key else None,
+            "uses_instructions": None, "release_date": None, "reference": R2MED_REFERENCE, "source": source,
+            "revision": None,
+        })
+    table = _typed_task_scores(rows)
+    duplicated = table.duplicated(["system", "task", "metric"])
+    if duplicated.any():
+        first = table[duplicated].iloc[0]
+        raise InputError(f"two result files map to system {first['system']!r}, task {first['task']!r}", root)
+    return table, _typed_systems(list(systems.values()))
+
+
+# -- typing & writing ----------------------------------------------------------------------------------
+def _typed_task_scores(rows: list[dict]) -> pd.DataFrame:
+    """task_scores rows with the contract's column order and dtypes."""
+    frame = pd.DataFrame(rows, columns=TASK_SCORE_COLUMNS)
+    return frame.astype({
+        "system": "string", "benchmark": "string", "task": "string", "setting": "string", "instruction": "bool",
+        "precision": "string", "metric": "string", "value": "float64", "expected": "float64", "min": "float64",
+        "max": "float64", "n_queries": "Int64", "source": "string", "tie_policy": "string", "revision": "string",
+    })
+
+
+def _typed_systems(rows: list[dict]) -> pd.DataFrame:
+    """systems rows with the contract's column order and dtypes."""
+    frame = pd.DataFrame(rows, columns=SYSTEM_COLUMNS)
+    return frame.astype({
+        "system": "string", "display_name": "string", "family": "string", "n_parameters": "float64",
+        "license": "string", "open_weights": "boolean", "uses_instructions": "boolean", "release_date": "string",
+        "reference": "string", "source": "string", "revision": "string",
+    })
+
+
+def write_compact_parquet(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write ``frame`` as zstd parquet (dictionary-encoded strings) via a temp file and rename."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evalcore.formats import atomic_path
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    with atomic_path(path) as temporary:
+        pq.write_table(table, temporary, compression="zstd", compression_level=9)

@@ -1,0 +1,900 @@
+"""The DuckDB layer over ``data/**/*.parquet``: schema, views, every query the pages need.
+
+Every query the pages need lives here; all SQL is parameterised (filter values are bound parameters; the
+only identifiers put into SQL text come from fixed tuples in this module). See DESIGN.md § Data contract.
+
+Conventions shared by every method:
+- ``cond`` is a :class:`Condition`. ``instruction=None`` means "any": per system, its with-instruction rows
+  are used when it has any under the rest of the condition, else its without-instruction rows (one state
+  per system, never mixed). Other fields set to ``None`` are simply not filtered on.
+- ``systems=None`` means all systems; otherwise an iterable of system names.
+- Task values come from ``query_metrics`` (mean over queries) when per-query data exists for that
+  (system, task, condition), else from published ``task_scores``; ``source`` says which.
+- Published rows have ``expected``/``min``/``max`` NULL (unknown), so G_min/G_max/G_expected are NaN for them.
+
+Loading: every ``*.parquet`` under the data dir (recursively, except ``runs/``) is classified by its schema
+(footer only). ``query_metrics`` files are additionally summed per (system, condition, task, metric) once per
+file version (cached by path, size and mtime), which both validates their data pages and makes every
+task-level query run on a small in-memory table. Per-query views read the parquet files directly.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+import numpy as np
+import pandas as pd
+
+from evalcore import aggregate
+
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+
+log = logging.getLogger(__name__)
+
+DATA_ENV = "TIEBREAK_DATA"
+RUNS_DIR = "runs"
+DEFAULT_TIE_POLICY = "docid-desc"
+
+# contract columns -> kind of arrow type expected ('str', 'num', 'bool', 'any')
+QUERY_METRICS_COLUMNS: dict[str, str] = {
+    "system": "str", "benchmark": "str", "task": "str", "setting": "str", "instruction": "bool",
+    "precision": "str", "qid": "str", "metric": "str", "oblivious": "num", "expected": "num", "min": "num",
+    "max": "num", "tie_policy": "str", "n_candidates": "num", "tied_at_cutoff": "bool", "source": "str",
+}
+TASK_SCORES_COLUMNS: dict[str, str] = {
+    "system": "str", "benchmark": "str", "task": "str", "setting": "str", "instruction": "bool",
+    "precision": "str", "metric": "str", "value": "num", "expected": "num", "min": "num", "max": "num",
+    "n_queries": "num", "source": "str",
+}
+TASK_SCORES_OPTIONAL: dict[str, str] = {"tie_policy": "str"}
+SYSTEMS_COLUMNS: dict[str, str] = {"system": "str", "display_name": "str"}
+SYSTEMS_OPTIONAL: dict[str, str] = {
+    "family": "str", "n_parameters": "num", "license": "str", "open_weights": "bool",
+    "uses_instructions": "bool", "release_date": "any", "reference": "str", "source": "str", "revision": "str",
+}
+SYSTEMS_SQL_TYPES = {
+    "system": "VARCHAR", "display_name": "VARCHAR", "family": "VARCHAR", "n_parameters": "DOUBLE",
+    "license": "VARCHAR", "open_weights": "BOOLEAN", "uses_instructions": "BOOLEAN", "release_date": "VARCHAR",
+    "reference": "VARCHAR", "source": "VARCHAR", "revision": "VARCHAR",
+}
+CONDITION_KEY = ("system", "benchmark", "task", "setting", "instruction", "precision", "tie_policy", "metric")
+
+_EMPTY_QUERY_METRICS_SQL = """
+CREATE OR REPLACE TABLE query_metrics (system VARCHAR, benchmark VARCHAR, task VARCHAR, setting VARCHAR,
+  instruction BOOLEAN, precision VARCHAR, qid VARCHAR, metric VARCHAR, oblivious DOUBLE, expected DOUBLE,
+  "min" DOUBLE, "max" DOUBLE, tie_policy VARCHAR, n_candidates BIGINT, tied_at_cutoff BOOLEAN, source VARCHAR)
+"""
+_QUERY_SUMS_SQL = """
+SELECT system::VARCHAR AS system, benchmark::VARCHAR AS benchmark, task::VARCHAR AS task,
+       setting::VARCHAR AS setting, instruction::BOOLEAN AS instruction, precision::VARCHAR AS precision,
+       tie_policy::VARCHAR AS tie_policy, metric::VARCHAR AS metric,
+       count(*)::BIGINT AS n_queries, sum(oblivious)::DOUBLE AS sum_oblivious,
+       sum(expected)::DOUBLE AS sum_expected, sum("min")::DOUBLE AS sum_min, sum("max")::DOUBLE AS sum_max,
+       sum(tied_at_cutoff::INTEGER)::BIGINT AS n_tied, min(source)::VARCHAR AS source
+FROM read_parquet(?)
+GROUP BY system, benchmark, task, setting, instruction, precision, tie_policy, metric
+"""
+_TASK_RESULTS_SQL = """
+CREATE OR REPLACE TABLE task_results AS
+WITH computed AS (
+  SELECT system, benchmark, task, setting, instruction, precision, tie_policy, metric,
+         sum(sum_oblivious) / sum(n_queries) AS value, sum(sum_expected) / sum(n_queries) AS expected,
+         sum(sum_min) / sum(n_queries) AS "min", sum(sum_max) / sum(n_queries) AS "max",
+         sum(n_queries)::BIGINT AS n_queries, sum(n_tied) / sum(n_queries) AS tied_share,
+         min(source) AS source, TRUE AS has_query_data, 0 AS priority
+  FROM query_task_sums GROUP BY system, benchmark, task, setting, instruction, precision, tie_policy, metric
+), published AS (
+  SELECT system, benchmark, task, setting, instruction, precision, tie_policy, metric,
+         value, expected, "min", "max", n_queries, NULL::DOUBLE AS tied_share, source,
+         FALSE AS has_query_data, 1 AS priority
+  FROM task_scores
+)
+SELECT * EXCLUDE (priority, row_order) FROM (
+  SELECT *, row_number() OVER (PARTITION BY system, benchmark, task, setting, instruction, precision,
+                                             tie_policy, metric ORDER BY priority, source) AS row_order
+  FROM (SELECT * FROM computed UNION ALL BY NAME SELECT * FROM published)
+) WHERE row_order = 1
+"""
+_TASK_RESULT_COLUMNS = (
+    'system, task, instruction, value, expected, "min", "max", n_queries, tied_share, source, has_query_data'
+)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One evaluation condition; ``None`` means 'any' (see module docstring for instruction=None)."""
+
+    benchmark: str
+    metric: str = "ndcg@10"
+    setting: str = "full"  # 'full' | 'mcr'
+    instruction: bool | None = False
+    precision: str = "fp32"
+    tie_policy: str = "docid-desc"
+
+
+@dataclass
+class SkippedFile:
+    """A parquet file under the data dir that was not loaded, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class Leaderboard:
+    """Result of :meth:`Store.leaderboard`."""
+
+    ranked: pd.DataFrame  # rank, system, G, G_min, G_max, G_expected, mean, borda, n_tasks, complete,
+    #                       zero_task, has_query_data, G_lo, G_hi, rank_lo, rank_hi, then one column per task
+    #                       (G_lo..rank_hi NaN for systems without per-query data for every task)
+    incomplete: pd.DataFrame  # system, n_tasks, missing_tasks (list[str]), reason (str)
+    tasks: list[str]  # the task columns of ``ranked``, in order
+    zero_task_systems: list[str] = field(default_factory=list)  # ranked systems with G = 0 from a zero task
+    bootstrap: int = 0  # resamples used for G_lo/G_hi (0 = no per-query data)
+
+
+@dataclass
+class RankFlips:
+    """Result of :meth:`Store.rank_flips` (systems complete under both conditions only)."""
+
+    ranks: pd.DataFrame  # system, G_a, G_b, G_min_a, G_max_a, G_min_b, G_max_b, rank_a, rank_b, rank_change
+    #                      (rank_change = rank_b - rank_a; positive = moved down)
+    flipped_pairs: pd.DataFrame  # system_1, system_2 (system_1 ranked above system_2 under a, below under b),
+    #                              G_a_1, G_a_2, G_b_1, G_b_2, intervals_overlap (bool: [G_min,G_max] overlap in a or b)
+    kendall_tau_b: float  # between G_a and G_b (NaN with < 2 systems)
+    overlapping_pairs: pd.DataFrame  # condition ('a'|'b'), system_1, system_2, lo_1, hi_1, lo_2, hi_2
+    #                                  (pairs whose tie-aware [G_min, G_max] intervals overlap; published
+    #                                   rows without min/max are not included)
+    tasks: list[str] = field(default_factory=list)  # tasks G was computed over (present under both)
+
+
+@dataclass
+class Gap:
+    """Result of :meth:`Store.instruction_gap` / :meth:`Store.mcr_vs_full`: b − a per task and in G."""
+
+    per_task: pd.DataFrame  # system, task, a, b, gap (= b - a)
+    per_system: pd.DataFrame  # system, G_a, G_b, gap (= G_b - G_a), n_tasks (tasks present under both)
+    label_a: str  # e.g. 'without instruction' / 'full'
+    label_b: str  # e.g. 'with instruction' / 'mcr'
+
+
+@dataclass
+class PairedTest:
+    """Result of :meth:`Store.paired_test` (two-sided paired randomization / sign-flip test)."""
+
+    system_a: str
+    system_b: str
+    task: str | None  # None = all shared tasks (statistic = mean over tasks of the per-task mean difference)
+    observed_diff: float  # mean(a - b) (oblivious values)
+    p_value: float  # (1 + #{|resampled| >= |observed|}) / (1 + n_resamples)
+    n_queries: int  # paired queries used
+    n_tasks: int
+    n_resamples: int
+
+
+# -- file classification --------------------------------------------------------------------------------
+def _arrow_kind(arrow_type) -> str:
+    """'str' | 'bool' | 'num' | 'other' for an arrow type (dictionaries by their value type)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type):
+        return "str"
+    if pa.types.is_boolean(arrow_type):
+        return "bool"
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_null(arrow_type):
+        return "num"
+    return "other"
+
+
+def _schema_problem(schema, required: dict[str, str], optional: dict[str, str]) -> str | None:
+    """None when ``schema`` holds every required column with a compatible type, else what is wrong."""
+    names = set(schema.names)
+    missing = [c for c in required if c not in names]
+    if missing:
+        return f"missing columns {missing}"
+    for column, kind in {**required, **{k: v for k, v in optional.items() if k in names}}.items():
+        actual = _arrow_kind(schema.field(column).type)
+        if kind != "any" and actual != kind and not (actual == "num" and schema.field(column).type.id == 0):
+            return f"column {column!r} has type {schema.field(column).type}, expected {kind}"
+    return None
+
+
+def classify_parquet(path: Path) -> tuple[str | None, str]:
+    """('query_metrics' | 'task_scores' | 'systems', '') or (None, reason) from the footer alone."""
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except Exception as exc:  # truncated / not parquet / unreadable
+        return None, f"unreadable parquet: {type(exc).__name__}: {exc}"
+    closest: tuple[int, str] | None = None
+    for kind, required, optional in (
+        ("query_metrics", QUERY_METRICS_COLUMNS, {}),
+        ("task_scores", TASK_SCORES_COLUMNS, TASK_SCORES_OPTIONAL),
+        ("systems", SYSTEMS_COLUMNS, SYSTEMS_OPTIONAL),
+    ):
+        problem = _schema_problem(schema, required, optional)
+        if problem is None:
+            return kind, ""
+        n_missing = sum(c not in schema.names for c in required)
+        if closest is None or n_missing < closest[0]:
+            closest = (n_missing, f"closest to {kind}: {problem}")
+    return None, f"foreign schema ({closest[1]})"
+
+
+def _parquet_files(root: Path, *, runs: bool) -> list[Path]:
+    """Sorted parquet files under ``root``: results only (runs=False) or only under ``root/runs``."""
+    if not root.is_dir():
+        return []
+    runs_root = root / RUNS_DIR
+    found = []
+    for path in root.rglob("*.parquet"):
+        if path.name.startswith("."):  # temp files of atomic writes
+            continue
+        under_runs = runs_root in path.parents
+        if under_runs == runs and path.is_file():
+            found.append(path)
+    return sorted(found)
+
+
+def _file_key(path: Path) -> tuple[str, int, int]:
+    """(path, size, mtime_ns): identifies one version of a file without reading it."""
+    stat = path.stat()
+    return str(path), stat.st_size, stat.st_mtime_ns
+
+
+def _as_list(values: Iterable[str] | None) -> list[str] | None:
+    """A list of names for a parameter (a lone string is one name, not its characters)."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        return [values]
+    return [str(v) for v in values]
+
+
+class Store:
+    """Views ``query_metrics``, ``task_scores``, ``systems`` over the parquet files under a data dir.
+
+    ``data_dir`` defaults to ``$TIEBREAK_DATA`` or ``"data"``. Files are classified by schema; corrupt or
+    foreign files are listed in :attr:`skipped` (and logged), never fatal. Files under ``<data_dir>/runs/``
+    are raw run files (see :meth:`runs`), not results. Thread-safe: every method uses its own cursor.
+    """
+
+    data_dir: Path
+    skipped: list[SkippedFile]
+
+    def __init__(self, data_dir: str | Path | None = None) -> None:
+        if data_dir is None:
+            data_dir = os.environ.get(DATA_ENV) or "data"
+        self.data_dir = Path(data_dir)
+        self.skipped = []
+        self._lock = threading.Lock()  # guards the connection swap
+        self._reload_lock = threading.Lock()  # one reload at a time (shares the per-file cache)
+        self._query_sums_cache: dict[tuple[str, int, int], object] = {}
+        self._conn = None
+        self._fingerprint = ""
+        self.reload()
+
+    # -- connection & files -------------------------------------------------------------------------------
+    def cursor(self) -> "duckdb.DuckDBPyConnection":
+        """A new cursor on the shared in-memory connection (one per caller / thread)."""
+        with self._lock:
+            return self._conn.cursor()
+
+    def fingerprint(self) -> str:
+        """Cheap hash of (path, size, mtime) of every parquet file under the data dir (no file is read)."""
+        digest = hashlib.blake2b(digest_size=16)
+        for runs in (False, True):
+            for path in _parquet_files(self.data_dir, runs=runs):
+                try:
+                    digest.update(repr(_file_key(path)).encode())
+                except OSError:
+                    continue
+        return digest.hexdigest()
+
+    def is_stale(self) -> bool:
+        """True when :meth:`fingerprint` differs from the one at the last load (then call :meth:`reload`)."""
+        return self.fingerprint() != self._fingerprint
+
+    def reload(self) -> None:
+        """Rescan the data dir and rebuild the views (new/removed/changed files take effect)."""
+        with self._reload_lock:
+            self._reload()
+
+    def _reload(self) -> None:
+        """Classify files, sum query_metrics per file (cached), build tables and views, swap connections."""
+        import duckdb
+        import pyarrow as pa
+
+        fingerprint = self.fingerprint()
+        skipped: list[SkippedFile] = []
+        by_kind: dict[str, list[Path]] = {"query_metrics": [], "task_scores": [], "systems": []}
+        for path in _parquet_files(self.data_dir, runs=False):
+            kind, reason = classify_parquet(path)
+            if kind is None:
+                skipped.append(SkippedFile(str(path), reason))
+            else:
+                by_kind[kind].append(path)
+
+        conn = duckdb.connect(":memory:")
+        try:  # footers of the per-query files are re-read by every per-query query otherwise
+            conn.execute("SET parquet_metadata_cache = true")
+        except duckdb.Error:  # pragma: no cover - parquet extension not loadable
+            pass
+        # query_metrics: per-file sums (validates data pages; cached per file version)
+        sums_tables, good_qm_files, cache = [], [], {}
+        for path in by_kind["query_metrics"]:
+            try:
+                key = _file_key(path)
+            except OSError as exc:  # removed while scanning
+                skipped.append(SkippedFile(str(path), f"unreadable: {exc}"))
+                continue
+            table = self._query_sums_cache.get(key)
+            if table is None:
+                try:
+                    table = conn.sql(_QUERY_SUMS_SQL, params=[str(path)]).to_arrow_table()
+                except Exception as exc:
+                    skipped.append(SkippedFile(str(path), f"unreadable query_metrics data: {exc}"))
+                    continue
+            cache[key] = table
+            sums_tables.append(table.append_column("file", pa.array([str(path)] * table.num_rows, pa.string())))
+            good_qm_files.append(str(path))
+        self._query_sums_cache = cache
+        if sums_tables:
+            sums = pa.concat_tables([t.cast(sums_tables[0].schema) for t in sums_tables])
+            conn.from_arrow(sums).create("query_task_sums")
+        else:
+            conn.execute(
+                "CREATE TABLE query_task_sums (system VARCHAR, benchmark VARCHAR, task VARCHAR, setting VARCHAR,"
+                " instruction BOOLEAN, precision VARCHAR, tie_policy VARCHAR, metric VARCHAR, n_queries BIGINT,"
+                " sum_oblivious DOUBLE, sum_expected DOUBLE, sum_min DOUBLE, sum_max DOUBLE, n_tied BIGINT,"
+                " source VARCHAR, file VARCHAR)"
+            )
+        if good_qm_files:
+            relation = conn.read_parquet(good_qm_files, union_by_name=True)
+            relation.project(", ".join(f'"{c}"' for c in QUERY_METRICS_COLUMNS)).create_view("query_metrics")
+        else:
+            conn.execute(_EMPTY_QUERY_METRICS_SQL)
+
+        self._load_task_scores(conn, by_kind["task_scores"], skipped)
+        self._load_systems(conn, by_kind["systems"], skipped)
+        conn.execute(_TASK_RESULTS_SQL)
+
+        for item in skipped:
+            log.warning("skipped %s: %s", item.path, item.reason)
+        with self._lock:
+            self._conn = conn
+            self.skipped = skipped
+            self._fingerprint = fingerprint
+
+    @staticmethod
+    def _load_task_scores(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile]) -> None:
+        """Materialise task_scores (small) with contract types; tie_policy defaults to docid-desc."""
+        import pyarrow.parquet as pq
+
+        columns = (
+            "system::VARCHAR AS system, benchmark::VARCHAR AS benchmark, task::VARCHAR AS task, "
+            "setting::VARCHAR AS setting, instruction::BOOLEAN AS instruction, precision::VARCHAR AS precision, "
+            "metric::VARCHAR AS metric, value::DOUBLE AS value, expected::DOUBLE AS expected, "
+            '"min"::DOUBLE AS "min", "max"::DOUBLE AS "max", n_queries::BIGINT AS n_queries, '
+            "source::VARCHAR AS source"
+        )
+        conn.execute(
+            "CREATE TABLE task_scores (system VARCHAR, benchmark VARCHAR, task VARCHAR, setting VARCHAR, "
+            "instruction BOOLEAN, precision VARCHAR, metric VARCHAR, value DOUBLE, expected DOUBLE, "
+            '"min" DOUBLE, "max" DOUBLE, n_queries BIGINT, source VARCHAR, tie_policy VARCHAR)'
+        )
+        for path in files:
+            has_policy = "tie_policy" in pq.read_schema(path).names
+            policy = "tie_policy::VARCHAR" if has_policy else "NULL::VARCHAR"
+            try:
+                conn.execute(
+                    f"INSERT INTO task_scores SELECT {columns}, coalesce({policy}, ?) AS tie_policy "
+                    "FROM read_parquet(?)",
+                    [DEFAULT_TIE_POLICY, str(path)],
+                )
+            except Exception as exc:
+                skipped.append(SkippedFile(str(path), f"unreadable task_scores data: {exc}"))
+
+    @staticmethod
+    def _load_systems(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile]) -> None:
+        """Materialise systems: one row per system (first file in path order wins per column)."""
+        import pyarrow.parquet as pq
+
+        column_defs = ", ".join(f"{name} {sql_type}" for name, sql_type in SYSTEMS_SQL_TYPES.items())
+        conn.execute(f"CREATE TABLE systems_raw ({column_defs}, file_order INTEGER)")
+        for order, path in enumerate(files):
+            names = set(pq.read_schema(path).names)
+            select = ", ".join(
+                (f"{name}::{sql_type}" if name in names else f"NULL::{sql_type}") + f" AS {name}"
+                for name, sql_type in SYSTEMS_SQL_TYPES.items()
+            )
+            try:
+                conn.execute(f"INSERT INTO systems_raw SELECT {select}, ? FROM read_parquet(?)", [order, str(path)])
+            except Exception as exc:
+                skipped.append(SkippedFile(str(path), f"unreadable systems data: {exc}"))
+        first_values = ", ".join(
+            f"first({name} ORDER BY file_order) FILTER (WHERE {name} IS NOT NULL) AS {name}"
+            for name in SYSTEMS_SQL_TYPES if name != "system"
+        )
+        conn.execute(f"CREATE TABLE systems AS SELECT system, {first_values} FROM systems_raw GROUP BY system")
+
+    # -- SQL helpers ----------------------------------------------------------------------------------------
+    def _query(self, sql: str, params: list | None = None) -> pd.DataFrame:
+        """Run one parameterised statement on a fresh cursor."""
+        cursor = self.cursor()
+        try:
+            return cursor.execute(sql, params or []).df()
+        finally:
+            cursor.close()
+
+    @staticmethod
+    def _where(
+        cond: Condition,
+        systems: list[str] | None = None,
+        *,
+        skip: tuple[str, ...] = (),
+        tasks: list[str] | None = None,
+    ) -> tuple[str, list]:
+        """WHERE text (fixed column names, ``?`` placeholders) and its parameters for a condition."""
+        clauses, params = [], []
+        for column in ("benchmark", "metric", "setting", "instruction", "precision", "tie_policy"):
+            value = getattr(cond, column)
+            if column in skip or value is None:
+                continue
+            clauses.append(f"{column} = ?")
+            params.append(value)
+        if systems is not None:
+            clauses.append("list_contains(?::VARCHAR[], system)")
+            params.append(systems)
+        if tasks is not None:
+            clauses.append("list_contains(?::VARCHAR[], task)")
+            params.append(tasks)
+        return (" AND ".join(clauses) or "TRUE"), params
+
+    # -- catalogue ----------------------------------------------------------------------------------------
+    def facets(self) -> dict:
+        """What exists, for building controls.
+
+        Keys: ``benchmarks`` (list[str]); ``by_benchmark`` {benchmark: {metrics, settings, instructions
+        (list[bool]), precisions, tie_policies, tasks (lists, sorted)}}; ``families`` (list[str]);
+        ``size_range`` ((min, max) n_parameters or None); ``conditions`` (DataFrame: benchmark, setting,
+        instruction, precision, tie_policy, metric, n_systems, n_tasks, has_query_data).
+        """
+        conditions = self._query(
+            "SELECT benchmark, setting, instruction, precision, tie_policy, metric, "
+            "count(DISTINCT system) AS n_systems, count(DISTINCT task) AS n_tasks, "
+            "bool_or(has_query_data) AS has_query_data FROM task_results GROUP BY ALL "
+            "ORDER BY benchmark, setting, instruction, precision, tie_policy, metric"
+        )
+        tasks = self._query("SELECT DISTINCT benchmark, task FROM task_results ORDER BY benchmark, task")
+        by_benchmark = {}
+        for benchmark, rows in conditions.groupby("benchmark", sort=True):
+            by_benchmark[benchmark] = {
+                "metrics": sorted(rows["metric"].unique().tolist()),
+                "settings": sorted(rows["setting"].unique().tolist()),
+                "instructions": sorted(bool(v) for v in rows["instruction"].unique()),
+                "precisions": sorted(rows["precision"].unique().tolist()),
+                "tie_policies": sorted(rows["tie_policy"].unique().tolist()),
+                "tasks": tasks.loc[tasks["benchmark"] == benchmark, "task"].tolist(),
+            }
+        systems = self.systems()
+        sizes = systems["n_parameters"].dropna()
+        return {
+            "benchmarks": sorted(by_benchmark),
+            "by_benchmark": by_benchmark,
+            "families": sorted(systems["family"].dropna().unique().tolist()),
+            "size_range": (float(sizes.min()), float(sizes.max())) if len(sizes) else None,
+            "conditions": conditions,
+        }
+
+    def systems(
+        self,
+        search: str | None = None,
+        families: Iterable[str] | None = None,
+        min_parameters: float | None = None,
+        max_parameters: float | None = None,
+        open_weights: bool | None = None,
+        uses_instructions: bool | None = None,
+        benchmark: str | None = None,
+    ) -> pd.DataFrame:
+        """Systems matching the filters (None = no filter; a size bound excludes unknown sizes).
+
+        Columns: system, display_name, family, n_parameters, license, open_weights, uses_instructions,
+        release_date, reference, source, revision, has_query_data. Includes systems that only appear in results
+        (metadata NULL). ``search`` is a case-insensitive substring of system or display_name.
+        """
+        clauses, params = [], []
+        if search:
+            clauses.append(
+                "(contains(lower(s.system), lower(?)) OR contains(lower(coalesce(s.display_name, '')), lower(?)))"
+            )
+            params += [search, search]
+        if families is not None:
+            clauses.append("list_contains(?::VARCHAR[], s.family)")
+            params.append(_as_list(families))
+        if min_parameters is not None:
+            clauses.append("s.n_parameters >= ?")
+            params.append(float(min_parameters))
+        if max_parameters is not None:
+            clauses.append("s.n_parameters <= ?")
+            params.append(float(max_parameters))
+        if open_weights is not None:
+            clauses.append("s.open_weights = ?")
+            params.append(bool(open_weights))
+        if uses_instructions is not None:
+            clauses.append("s.uses_instructions = ?")
+            params.append(bool(uses_instructions))
+        result_filter, result_params = "TRUE", []
+        if benchmark is not None:
+            result_filter, result_params = "benchmark = ?", [benchmark]
+        sql = f"""
+        WITH in_results AS (
+          SELECT system, bool_or(has_query_data) AS has_query_data FROM task_results
+          WHERE {result_filter} GROUP BY system
+        ), s AS (
+          SELECT coalesce(m.system, r.system) AS system, coalesce(m.display_name, coalesce(m.system, r.system))
+                 AS display_name, m.family, m.n_parameters, m.license, m.open_weights, m.uses_instructions,
+                 m.release_date, m.reference, m.source, m.revision,
+                 coalesce(r.has_query_data, FALSE) AS has_query_data
+          FROM systems m {'RIGHT' if benchmark is not None else 'FULL OUTER'} JOIN in_results r ON m.system = r.system
+        )
+        SELECT * FROM s WHERE {' AND '.join(clauses) or 'TRUE'} ORDER BY system
+        """
+        return self._query(sql, result_params + params)
+
+    # -- results ------------------------------------------------------------------------------------------
+    def task_table(self, cond: Condition, systems: Iterable[str] | None = None) -> pd.DataFrame:
+        """One row per system × task under ``cond``.
+
+        Columns: system, task, instruction, value, expected, min, max, n_queries, tied_share, source,
+        has_query_data.
+        """
+        where, params = self._where(cond, _as_list(systems))
+        partition = "" if cond.instruction is not None else (
+            " QUALIFY instruction = max(instruction) OVER (PARTITION BY system)"
+        )
+        table = self._query(
+            f"SELECT {_TASK_RESULT_COLUMNS} FROM task_results WHERE {where}{partition} ORDER BY system, task",
+            params,
+        )
+        return table.drop_duplicates(["system", "task"]).reset_index(drop=True)
+
+    def leaderboard(
+        self,
+        cond: Condition,
+        systems: Iterable[str] | None = None,
+        tasks: Iterable[str] | None = None,
+        bootstrap: int = 1000,
+        seed: int = 0,
+    ) -> Leaderboard:
+        """Systems ranked by G (competition 'min' ranks) over ``tasks`` (None = every task of the benchmark
+        under ``cond``). Systems missing a task go to ``incomplete``. ``bootstrap=0`` skips intervals."""
+        table = self.task_table(cond, systems)
+        task_list = sorted(table["task"].unique().tolist()) if tasks is None else _as_list(tasks)
+        table = table[table["task"].isin(task_list)]
+        ranked, incomplete = aggregate.leaderboard_frames(table, task_list)
+        has_data = table.groupby("system")["has_query_data"].all()
+        ranked.insert(
+            ranked.columns.get_loc("zero_task") + 1, "has_query_data",
+            ranked["system"].map(has_data).fillna(False).astype(bool),
+        )
+        interval_columns = {c: np.full(len(ranked), np.nan) for c in ("G_lo", "G_hi", "rank_lo", "rank_hi")}
+        used_resamples = 0
+        with_data = ranked.loc[ranked["has_query_data"], "system"].tolist()
+        if bootstrap > 0 and with_data and task_list:
+            instruction_of = table.groupby("system")["instruction"].first()
+            _, g_samples, systems_order = self._bootstrap(cond, with_data, task_list, instruction_of, bootstrap, seed)
+            g_lo, g_hi = aggregate.percentile_interval(g_samples, axis=0)
+            position = ranked.set_index("system").index.get_indexer(systems_order)
+            interval_columns["G_lo"][position] = g_lo
+            interval_columns["G_hi"][position] = g_hi
+            # rank intervals: systems without per-query data count as points [G, G]
+            lo = np.where(np.isnan(interval_columns["G_lo"]), ranked["G"], interval_columns["G_lo"])
+            hi = np.where(np.isnan(interval_columns["G_hi"]), ranked["G"], interval_columns["G_hi"])
+            rank_lo, rank_hi = aggregate.rank_intervals(lo, hi)
+            known = ~np.isnan(interval_columns["G_lo"])
+            interval_columns["rank_lo"][known] = rank_lo[known]
+            interval_columns["rank_hi"][known] = rank_hi[known]
+            used_resamples = bootstrap
+        insert_at = ranked.columns.get_loc("has_query_data") + 1
+        for offset, (name, values) in enumerate(interval_columns.items()):
+            ranked.insert(insert_at + offset, name, values)
+        return Leaderboard(
+            ranked=ranked,
+            incomplete=incomplete,
+            tasks=task_list,
+            zero_task_systems=ranked.loc[ranked["zero_task"], "system"].tolist(),
+            bootstrap=used_resamples,
+        )
+
+    def _per_query(
+        self,
+        cond: Condition,
+        systems: list[str],
+        tasks: list[str] | None,
+        instruction_of: pd.Series | None = None,
+        columns: str = "system, task, qid, oblivious",
+        column_params: list | None = None,
+        numpy: bool = False,
+    ):
+        """Per-query rows of ``systems`` under ``cond`` (with instruction=None: each system's resolved state).
+
+        Only the parquet files known (from the load-time sums) to hold matching rows are read.
+        ``column_params`` bind the ``?`` placeholders of ``columns`` (a fixed expression list).
+        """
+        column_params = list(column_params or [])
+        if cond.instruction is None and instruction_of is not None:
+            where, params = self._where(cond, None, tasks=tasks)
+            with_instruction = [s for s in systems if bool(instruction_of.get(s, False))]
+            without_instruction = [s for s in systems if not bool(instruction_of.get(s, False))]
+            where += (
+                " AND ((instruction AND list_contains(?::VARCHAR[], system))"
+                " OR (NOT instruction AND list_contains(?::VARCHAR[], system)))"
+            )
+            params += [with_instruction, without_instruction]
+        else:
+            where, params = self._where(cond, systems, tasks=tasks)
+        cursor = self.cursor()
+        try:
+            files = [row[0] for row in cursor.execute(
+                f"SELECT DISTINCT file FROM query_task_sums WHERE {where} ORDER BY file", params
+            ).fetchall()]
+            if not files:  # same columns, no rows
+                result = cursor.execute(f"SELECT {columns} FROM query_metrics WHERE FALSE", column_params)
+            else:
+                result = cursor.execute(
+                    f"SELECT {columns} FROM read_parquet(?::VARCHAR[], union_by_name = true) WHERE {where}",
+                    column_params + [files] + params,
+                )
+            return result.fetchnumpy() if numpy else result.df()
+        finally:
+            cursor.close()
+
+    def _bootstrap(
+        self, cond: Condition, systems: list[str], tasks: list[str], instruction_of: pd.Series, n: int, seed: int
+    ) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
+        """Paired bootstrap of task means and G for ``systems`` (rows in the returned system order)."""
+        rows = self._per_query(
+            cond, systems, tasks, instruction_of, numpy=True,
+            columns=(
+                "list_position(?::VARCHAR[], system)::INTEGER - 1 AS system_code, "
+                "list_position(?::VARCHAR[], task)::INTEGER - 1 AS task_code, hash(task, qid) AS query_key, oblivious"
+            ),
+            column_params=[systems, tasks],
+        )
+        key_codes, keys = pd.factorize(rows["query_key"])
+        key_task = np.empty(len(keys), dtype=np.int64)
+        key_task[key_codes] = rows["task_code"]
+        all_queries = np.full((len(systems), len(keys)), np.nan)
+        all_queries[rows["system_code"], key_codes] = rows["oblivious"]
+        matrices = [all_queries[:, key_task == t] for t in range(len(tasks))]
+        task_means, g = aggregate.bootstrap_task_and_g(matrices, n_resamples=n, seed=seed)
+        return task_means, g, systems
+
+    def tie_summary(
+        self, cond: Condition, systems: Iterable[str] | None = None, task: str | None = None
+    ) -> pd.DataFrame:
+        """Per system × precision (``cond.precision`` is ignored), from per-query data only.
+
+        Columns: system, precision, oblivious, expected, min, max, range, bias, tied_share, n_tasks,
+        n_queries. Values are means over tasks of task means (``task`` restricts to one task);
+        tied_share = share of queries with ``tied_at_cutoff``.
+        """
+        only_task = None if task is None else [task]
+        where, params = self._where(cond, _as_list(systems), skip=("precision",), tasks=only_task)
+        partition = "" if cond.instruction is not None else (
+            " QUALIFY instruction = max(instruction) OVER (PARTITION BY system, precision)"
+        )
+        return self._query(
+            f"""
+            WITH rows AS (
+              SELECT system, precision, task, value, expected, "min", "max", n_queries, tied_share
+              FROM task_results WHERE has_query_data AND {where}{partition}
+            )
+            SELECT system, precision, avg(value) AS oblivious, avg(expected) AS expected, avg("min") AS "min",
+                   avg("max") AS "max", avg("max") - avg("min") AS "range", avg(value) - avg(expected) AS bias,
+                   sum(tied_share * n_queries) / sum(n_queries) AS tied_share, count(*) AS n_tasks,
+                   sum(n_queries)::BIGINT AS n_queries
+            FROM rows GROUP BY system, precision ORDER BY system, precision
+            """,
+            params,
+        )
+
+    def rank_flips(
+        self,
+        cond_a: Condition,
+        cond_b: Condition,
+        systems: Iterable[str] | None = None,
+        tasks: Iterable[str] | None = None,
+    ) -> RankFlips:
+        """Ranks by G under two conditions (same tasks for both), flipped pairs, Kendall τ-b, overlaps."""
+        table_a = self.task_table(cond_a, systems)
+        table_b = self.task_table(cond_b, systems)
+        if tasks is None:
+            task_list = sorted(set(table_a["task"]) & set(table_b["task"]))
+        else:
+            task_list = _as_list(tasks)
+        ranked_a, _ = aggregate.leaderboard_frames(table_a[table_a["task"].isin(task_list)], task_list)
+        ranked_b, _ = aggregate.leaderboard_frames(table_b[table_b["task"].isin(task_list)], task_list)
+        both = ranked_a[["system", "G", "G_min", "G_max"]].merge(
+            ranked_b[["system", "G", "G_min", "G_max"]], on="system", suffixes=("_a", "_b")
+        ).sort_values("system").reset_index(drop=True)
+        both["rank_a"] = aggregate.competition_ranks(both["G_a"].to_numpy()).astype(np.int64)
+        both["rank_b"] = aggregate.competition_ranks(both["G_b"].to_numpy()).astype(np.int64)
+        both["rank_change"] = both["rank_b"] - both["rank_a"]
+        ranks = both[["system", "G_a", "G_b", "G_min_a", "G_max_a", "G_min_b", "G_max_b", "rank_a", "rank_b",
+                      "rank_change"]].sort_values(["rank_a", "system"]).reset_index(drop=True)
+        names = both["system"].to_numpy(dtype=object)
+        flips = aggregate.flipped_pairs(names, both["G_a"].to_numpy(), both["G_b"].to_numpy())
+        overlap_frames = []
+        position = pd.Index(names)
+        first = position.get_indexer(flips["system_1"].to_numpy(dtype=object))
+        second = position.get_indexer(flips["system_2"].to_numpy(dtype=object))
+        intervals_overlap = np.zeros(len(flips), dtype=bool)
+        for label in ("a", "b"):
+            lo, hi = both[f"G_min_{label}"].to_numpy(), both[f"G_max_{label}"].to_numpy()
+            pairs = aggregate.overlapping_pairs(names, lo, hi)
+            pairs.insert(0, "condition", label)
+            overlap_frames.append(pairs)
+            intervals_overlap |= (lo[first] <= hi[second]) & (lo[second] <= hi[first])
+        flips["intervals_overlap"] = intervals_overlap
+        return RankFlips(
+            ranks=ranks,
+            flipped_pairs=flips,
+            kendall_tau_b=aggregate.kendall_tau_b(both["G_a"].to_numpy(), both["G_b"].to_numpy()),
+            overlapping_pairs=pd.concat(overlap_frames, ignore_index=True),
+            tasks=task_list,
+        )
+
+    def instruction_gap(self, cond: Condition, systems: Iterable[str] | None = None) -> Gap:
+        """With − without instruction per system × task and in G (``cond.instruction`` ignored).
+        a = without, b = with."""
+        from dataclasses import replace
+
+        without = self.task_table(replace(cond, instruction=False), systems)
+        with_instruction = self.task_table(replace(cond, instruction=True), systems)
+        per_task, per_system = aggregate.condition_gap(without, with_instruction)
+        return Gap(per_task, per_system, "without instruction", "with instruction")
+
+    def mcr_vs_full(
+        self, cond: Condition, systems: Iterable[str] | None = None, mcr_metric: str | None = None
+    ) -> Gap:
+        """Full vs MCR per system × task and in G (``cond.setting`` ignored). a = full (``cond.metric``),
+        b = mcr (``mcr_metric``, default ``cond.metric``)."""
+        from dataclasses import replace
+
+        full = self.task_table(replace(cond, setting="full"), systems)
+        mcr = self.task_table(replace(cond, setting="mcr", metric=mcr_metric or cond.metric), systems)
+        per_task, per_system = aggregate.condition_gap(full, mcr)
+        return Gap(per_task, per_system, f"full ({cond.metric})", f"mcr ({mcr_metric or cond.metric})")
+
+    def compare(self, systems: Iterable[str], cond: Condition) -> pd.DataFrame:
+        """Per-task values of a few systems: the :meth:`task_table` columns for those systems."""
+        return self.task_table(cond, _as_list(systems))
+
+    def query_diff(self, systems: Iterable[str], cond: Condition, task: str) -> pd.DataFrame:
+        """Per-query values of a few systems on one task (long format).
+
+        Columns: qid, system, oblivious, expected, min, max, n_candidates, tied_at_cutoff, spread
+        (max − min of oblivious across the systems for that qid), differs (spread > 0).
+        Only qids present for every requested system that has per-query data.
+        """
+        names = _as_list(systems)
+        instruction_of = None
+        if cond.instruction is None:
+            instruction_of = self.task_table(cond, names).groupby("system")["instruction"].first()
+        rows = self._per_query(
+            cond, names, [task], instruction_of,
+            columns='qid, system, oblivious, expected, "min", "max", n_candidates, tied_at_cutoff',
+        )
+        if rows.empty:
+            return rows.assign(spread=pd.Series(dtype=float), differs=pd.Series(dtype=bool))
+        n_systems = rows["system"].nunique()
+        per_qid = rows.groupby("qid")["system"].transform("nunique")
+        rows = rows[per_qid == n_systems].copy()
+        grouped = rows.groupby("qid")["oblivious"]
+        rows["spread"] = grouped.transform("max") - grouped.transform("min")
+        rows["differs"] = rows["spread"] > 0
+        return rows.sort_values(["qid", "system"]).reset_index(drop=True)
+
+    def paired_test(
+        self,
+        system_a: str,
+        system_b: str,
+        cond: Condition,
+        task: str | None = None,
+        n_resamples: int = 10000,
+        seed: int = 0,
+    ) -> PairedTest:
+        """Paired randomization (sign-flip) test on per-query oblivious values; raises ValueError when
+        the two systems share no per-query data under ``cond``."""
+        names = [system_a, system_b]
+        instruction_of = None
+        if cond.instruction is None:
+            instruction_of = self.task_table(cond, names).groupby("system")["instruction"].first()
+        rows = self._per_query(cond, names, None if task is None else [task], instruction_of)
+        wide = rows.pivot_table(index=["task", "qid"], columns="system", values="oblivious", aggfunc="mean")
+        if system_a not in wide.columns or system_b not in wide.columns:
+            raise ValueError(f"no per-query data for both {system_a!r} and {system_b!r} under {cond}")
+        wide = wide.dropna(subset=[system_a, system_b])
+        if wide.empty:
+            raise ValueError(f"{system_a!r} and {system_b!r} share no queries under {cond}")
+        differences = (wide[system_a] - wide[system_b]).groupby(level="task")
+        per_task = [group.to_numpy() for _, group in differences]
+        observed, p_value = aggregate.paired_randomization_test(per_task, n_resamples=n_resamples, seed=seed)
+        return PairedTest(system_a, system_b, task, observed, p_value, len(wide), len(per_task), n_resamples)
+
+    # -- raw runs -----------------------------------------------------------------------------------------
+    def runs(self) -> pd.DataFrame:
+        """Raw run files shipped under ``<data_dir>/runs/`` (for the live what-if panel).
+
+        Columns: path, system, benchmark, task, setting, instruction, precision, qrels_path, n_rows.
+        Metadata comes from a sidecar ``<file>.json`` / ``<stem>.json`` or the parquet key-value metadata
+        (keys system, benchmark, task, setting, instruction, precision); qrels files (qid, docid, relevance)
+        are matched by benchmark + task (+ setting when the qrels file names one).
+        """
+        import pyarrow.parquet as pq
+
+        run_rows, qrels_rows = [], []
+        for path in _parquet_files(self.data_dir, runs=True):
+            try:
+                metadata = pq.read_metadata(path)
+                names = set(metadata.schema.to_arrow_schema().names)
+            except Exception as exc:
+                log.warning("skipped run file %s: %s", path, exc)
+                continue
+            info = _run_metadata(path, metadata.metadata or {})
+            info.update(path=str(path), n_rows=metadata.num_rows)
+            if {"qid", "docid", "score"} <= names:
+                run_rows.append(info)
+            elif {"qid", "docid", "relevance"} <= names:
+                qrels_rows.append(info)
+        columns = ["path", "system", "benchmark", "task", "setting", "instruction", "precision", "qrels_path", "n_rows"]
+        for info in run_rows:
+            matches = [
+                q["path"] for q in qrels_rows
+                if q.get("benchmark") == info.get("benchmark") and q.get("task") == info.get("task")
+                and q.get("setting") in (None, info.get("setting"))
+            ]
+            info["qrels_path"] = matches[0] if matches else None
+        return pd.DataFrame([{c: info.get(c) for c in columns} for info in run_rows], columns=columns)
+
+
+_RUN_METADATA_KEYS = ("system", "benchmark", "task", "setting", "instruction", "precision")
+
+
+def _run_metadata(path: Path, kv_metadata: dict[bytes, bytes]) -> dict:
+    """Run/qrels metadata from a sidecar JSON (``x.parquet.json`` or ``x.json``) or parquet key-value pairs."""
+    info: dict = {}
+    for sidecar in (path.with_name(path.name + ".json"), path.with_suffix(".json")):
+        if sidecar.is_file():
+            try:
+                loaded = json.loads(sidecar.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(loaded, dict):
+                info = {k: loaded.get(k) for k in _RUN_METADATA_KEYS if k in loaded}
+                break
+    if not info:
+        decoded = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in kv_metadata.items()}
+        if "tiebreak" in decoded:
+            try:
+                loaded = json.loads(decoded["tiebreak"])
+                if isinstance(loaded, dict):
+                    decoded.update({k: loaded[k] for k in _RUN_METADATA_KEYS if k in loaded})
+            except ValueError:
+                pass
+        info = {k: decoded[k] for k in _RUN_METADATA_KEYS if k in decoded}
+    if isinstance(info.get("instruction"), str):
+        info["instruction"] = info["instruction"].strip().lower() in ("true", "yes", "1", "with")
+    return info

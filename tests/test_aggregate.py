@@ -1,0 +1,230 @@
+"""evalcore.aggregate against independent references: scipy.stats (gmean, rankdata, kendalltau), plain
+numpy / Python loops, exhaustive enumeration of sign flips, and hand-built cases."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from evalcore import aggregate
+
+
+# -- G, ranks, Borda, Kendall ---------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(5))
+def test_geometric_mean_matches_scipy(seed):
+    x = np.random.default_rng(seed).uniform(0.01, 1, size=(30, 17))
+    np.testing.assert_allclose(aggregate.geometric_mean(x, axis=1), stats.gmean(x, axis=1), rtol=1e-12)
+
+
+def test_geometric_mean_zero_and_nan():
+    assert aggregate.geometric_mean(np.array([0.5, 0.0, 0.9])) == 0.0
+    assert np.isnan(aggregate.geometric_mean(np.array([0.5, np.nan])))
+    assert aggregate.geometric_mean(np.array([0.25, 1.0])) == pytest.approx(0.5)  # sqrt(0.25 * 1)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_competition_ranks_match_scipy_min_ranks(seed):
+    scores = np.round(np.random.default_rng(seed).random(50), 1)  # rounding forces ties
+    expected = stats.rankdata(-scores, method="min")
+    np.testing.assert_array_equal(aggregate.competition_ranks(scores), expected)
+
+
+def test_competition_ranks_hand_case():
+    np.testing.assert_array_equal(aggregate.competition_ranks(np.array([0.3, 0.9, 0.3, 0.1])), [2, 1, 2, 4])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_borda_matches_average_ranks(seed):
+    x = np.round(np.random.default_rng(seed).random((12, 7)), 1)
+    reference = sum(stats.rankdata(x[:, t], method="average") - 1 for t in range(x.shape[1]))
+    np.testing.assert_allclose(aggregate.borda_points(x), reference)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_kendall_tau_b_matches_scipy(seed):
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.random(40), 1)
+    y = np.round(x + rng.normal(0, 0.3, 40), 1)
+    reference = stats.kendalltau(x, y, variant="b").statistic
+    assert aggregate.kendall_tau_b(x, y) == pytest.approx(reference, abs=1e-12)
+
+
+def test_kendall_tau_b_degenerate():
+    assert np.isnan(aggregate.kendall_tau_b(np.array([1.0]), np.array([2.0])))
+    assert np.isnan(aggregate.kendall_tau_b(np.array([1.0, 1.0]), np.array([1.0, 2.0])))
+
+
+# -- pairs ---------------------------------------------------------------------------------------------
+def test_flipped_pairs_constructed():
+    names = ["a", "b", "c", "d"]
+    g_a = np.array([0.9, 0.8, 0.7, 0.6])
+    g_b = np.array([0.7, 0.8, 0.9, 0.6])  # a<->b, a<->c, b<->c flip; d stays last
+    flips = aggregate.flipped_pairs(names, g_a, g_b)
+    assert set(zip(flips["system_1"], flips["system_2"])) == {("a", "b"), ("a", "c"), ("b", "c")}
+    row = flips[(flips["system_1"] == "a") & (flips["system_2"] == "c")].iloc[0]
+    assert (row["G_a_1"], row["G_a_2"], row["G_b_1"], row["G_b_2"]) == (0.9, 0.7, 0.7, 0.9)
+
+
+def test_flipped_pairs_ties_are_not_flips():
+    flips = aggregate.flipped_pairs(["a", "b"], np.array([0.5, 0.5]), np.array([0.4, 0.6]))
+    assert flips.empty
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_flipped_pairs_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    names = [f"s{i}" for i in range(15)]
+    g_a, g_b = np.round(rng.random(15), 1), np.round(rng.random(15), 1)
+    expected = {
+        (names[i], names[j]) if g_a[i] > g_a[j] else (names[j], names[i])
+        for i, j in itertools.combinations(range(15), 2)
+        if (g_a[i] - g_a[j]) * (g_b[i] - g_b[j]) < 0
+    }
+    flips = aggregate.flipped_pairs(names, g_a, g_b)
+    assert set(zip(flips["system_1"], flips["system_2"])) == expected
+
+
+def test_overlapping_pairs_constructed():
+    names = ["a", "b", "c", "d"]
+    lo = np.array([0.5, 0.6, 0.2, np.nan])
+    hi = np.array([0.7, 0.8, 0.5, 0.9])  # a∩b yes, a∩c touches at 0.5 (closed: yes), b∩c no, d unknown
+    pairs = aggregate.overlapping_pairs(names, lo, hi)
+    assert {frozenset(p) for p in zip(pairs["system_1"], pairs["system_2"])} == {
+        frozenset({"a", "b"}), frozenset({"a", "c"})
+    }
+
+
+def test_rank_intervals_constructed_and_brute_force():
+    lo = np.array([0.80, 0.70, 0.72, 0.10])
+    hi = np.array([0.90, 0.79, 0.75, 0.20])
+    rank_lo, rank_hi = aggregate.rank_intervals(lo, hi)
+    # 0 beats everyone surely; 1 and 2 overlap each other; 3 is surely last
+    np.testing.assert_array_equal(rank_lo, [1, 2, 2, 4])
+    np.testing.assert_array_equal(rank_hi, [1, 3, 3, 4])
+    rng = np.random.default_rng(0)
+    lo = rng.random(20)
+    hi = lo + rng.random(20) * 0.3
+    rank_lo, rank_hi = aggregate.rank_intervals(lo, hi)
+    for i in range(20):
+        assert rank_lo[i] == 1 + sum(lo[j] > hi[i] for j in range(20))
+        assert rank_hi[i] == 20 - sum(hi[j] < lo[i] for j in range(20))
+
+
+# -- leaderboard frames ------------------------------------------------------------------------------
+def _long_table(matrix: np.ndarray, names, tasks, spread=0.05) -> pd.DataFrame:
+    rows = []
+    for i, name in enumerate(names):
+        for t, task in enumerate(tasks):
+            if np.isnan(matrix[i, t]):
+                continue
+            rows.append({"system": name, "task": task, "value": matrix[i, t], "expected": matrix[i, t],
+                         "min": max(matrix[i, t] - spread, 0), "max": matrix[i, t] + spread})
+    return pd.DataFrame(rows)
+
+
+def test_leaderboard_frames_against_scipy_and_numpy():
+    rng = np.random.default_rng(7)
+    tasks = [f"T{t}" for t in range(6)]
+    names = [f"sys{i:02d}" for i in range(25)]
+    matrix = rng.uniform(0.1, 0.9, size=(25, 6))
+    matrix[3, 2] = np.nan  # incomplete
+    matrix[5, 0] = 0.0  # zero task
+    matrix[7] = matrix[8]  # exact tie in G
+    ranked, incomplete = aggregate.leaderboard_frames(_long_table(matrix, names, tasks), tasks)
+    assert incomplete["system"].tolist() == ["sys03"]
+    assert incomplete["missing_tasks"].iloc[0] == ["T2"]
+    assert "sys03" not in ranked["system"].tolist()
+    by_name = ranked.set_index("system")
+    complete = [i for i in range(25) if i != 3]
+    for i in complete:
+        row = by_name.loc[names[i]]
+        assert row["G"] == pytest.approx(stats.gmean(matrix[i]) if i != 5 else 0.0)
+        assert row["mean"] == pytest.approx(np.mean(matrix[i]))
+        assert row["G_min"] == pytest.approx(stats.gmean(np.maximum(matrix[i] - 0.05, 0))) if i != 5 else True
+        assert row["G_max"] == pytest.approx(stats.gmean(matrix[i] + 0.05))
+        np.testing.assert_allclose(row[tasks].to_numpy(dtype=float), matrix[i])
+    assert by_name.loc["sys05", "zero_task"] and by_name.loc["sys05", "G"] == 0
+    assert by_name.loc["sys07", "rank"] == by_name.loc["sys08", "rank"]
+    expected_ranks = stats.rankdata(-ranked["G"].to_numpy(), method="min")
+    np.testing.assert_array_equal(ranked["rank"].to_numpy(), expected_ranks)
+    borda = sum(stats.rankdata(matrix[complete][:, t], method="average") - 1 for t in range(6))
+    np.testing.assert_allclose(by_name.loc[[names[i] for i in complete], "borda"].to_numpy(), borda)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=8))
+def test_g_bounds_are_ordered(triples):
+    """min ≤ expected ≤ max per task ⇒ G_min ≤ G_expected ≤ G_max (G is monotone)."""
+    lows, mids, highs = np.sort(np.array(triples, dtype=float), axis=1).T
+    g = [aggregate.geometric_mean(x) for x in (lows, mids, highs)]
+    assert g[0] <= g[1] * (1 + 1e-12) + 1e-300 and g[1] <= g[2] * (1 + 1e-12) + 1e-300
+
+
+def test_condition_gap_hand_computed():
+    a = pd.DataFrame({"system": ["s", "s", "t"], "task": ["x", "y", "x"], "value": [0.25, 0.5, 0.4]})
+    b = pd.DataFrame({"system": ["s", "s", "t"], "task": ["x", "y", "z"], "value": [0.5, 0.5, 0.9]})
+    per_task, per_system = aggregate.condition_gap(a, b)
+    assert per_task[["system", "task"]].values.tolist() == [["s", "x"], ["s", "y"]]
+    np.testing.assert_allclose(per_task["gap"], [0.25, 0.0])
+    row = per_system.set_index("system").loc["s"]
+    assert row["G_a"] == pytest.approx((0.25 * 0.5) ** 0.5)
+    assert row["G_b"] == pytest.approx(0.5)
+    assert row["gap"] == pytest.approx(0.5 - (0.125) ** 0.5)
+    assert row["n_tasks"] == 2
+    assert "t" not in per_system["system"].tolist()  # no task present under both
+
+
+# -- bootstrap ----------------------------------------------------------------------------------------
+def test_resample_counts_rows_sum_to_n():
+    counts = aggregate.resample_counts(37, 200, np.random.default_rng(0))
+    assert counts.shape == (200, 37)
+    np.testing.assert_array_equal(counts.sum(axis=1), 37)
+
+
+def test_bootstrap_means_match_explicit_resampling():
+    rng = np.random.default_rng(1)
+    values = rng.random((5, 20))
+    values[2, 3] = np.nan  # a missing query for one system
+    counts = aggregate.resample_counts(20, 50, rng)
+    means = aggregate.bootstrap_means(values, counts)
+    for r in range(50):
+        indices = np.repeat(np.arange(20), counts[r].astype(int))
+        np.testing.assert_allclose(means[r], np.nanmean(values[:, indices], axis=1), rtol=1e-5)
+
+
+def test_bootstrap_is_paired_and_brackets_the_estimate():
+    rng = np.random.default_rng(2)
+    base = rng.random((1, 300))
+    per_task = [np.vstack([base, base, base * 0.5]) for _ in range(3)]
+    task_means, g = aggregate.bootstrap_task_and_g(per_task, n_resamples=400, seed=0)
+    np.testing.assert_array_equal(g[:, 0], g[:, 1])  # identical systems → identical resampled G
+    np.testing.assert_allclose(g[:, 2], g[:, 0] * 0.5, rtol=1e-5)  # same indices for every system
+    lo, hi = aggregate.percentile_interval(g)
+    point = stats.gmean(np.array([m.mean(axis=1) for m in per_task]).T, axis=1)
+    assert np.all(lo <= point) and np.all(point <= hi)
+
+
+# -- paired randomization ----------------------------------------------------------------------------
+def test_randomization_p_matches_exhaustive_enumeration():
+    rng = np.random.default_rng(3)
+    diffs = [rng.normal(0.3, 1, 7), rng.normal(0.3, 1, 6)]
+    weights = np.concatenate([d / (d.size * 2) for d in diffs])
+    observed = weights.sum()
+    signs = np.array(list(itertools.product([-1, 1], repeat=13)))
+    exact_p = np.mean(np.abs(signs @ weights) >= abs(observed) - 1e-12)
+    statistic, p = aggregate.paired_randomization_test(diffs, n_resamples=40000, seed=1)
+    assert statistic == pytest.approx(np.mean([d.mean() for d in diffs]))
+    # Monte Carlo error: sd ≈ sqrt(p(1-p)/n) ≤ 0.0025
+    assert abs(p - exact_p) < 0.01
+
+
+def test_randomization_identical_systems_and_clear_difference():
+    zeros = [np.zeros(50)]
+    assert aggregate.paired_randomization_test(zeros, 1000)[1] == 1.0
+    clear = [np.full(200, 0.2) + np.random.default_rng(0).normal(0, 0.01, 200)]
+    assert aggregate.paired_randomization_test(clear, 2000)[1] == pytest.approx(1 / 2001)

@@ -1,0 +1,261 @@
+"""Importers (MTEB results tree, R2MED paper results) and the CLI commands around the store.
+
+Published numbers are checked against sources the importer does not read: the R2MED website table
+(``leaderboard-site.csv``) and MTEB JSON files parsed here with the plain ``json`` module.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore import importers
+from evalcore.cli import main
+from evalcore.errors import InputError
+from evalcore.store import Condition, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "store"
+SHARED = ROOT.parent / "shared" / "data"
+PUBLISHED = ROOT / "data" / "published"
+needs_shared = pytest.mark.skipif(not (SHARED / "mteb-results").is_dir(), reason="../shared/data not present")
+
+
+# -- MTEB layouts (fixtures) ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fixture_import():
+    return importers.read_mteb_results(FIXTURES / "mteb_layouts")
+
+
+def _value(task_scores: pd.DataFrame, system: str, task: str, metric: str = "ndcg@10") -> pd.Series:
+    rows = task_scores[(task_scores.system == system) & (task_scores.task == task) & (task_scores.metric == metric)]
+    assert len(rows) == 1, rows
+    return rows.iloc[0]
+
+
+def test_newest_revision_per_task_and_subset_choice(fixture_import):
+    task_scores, systems = fixture_import
+    arc = _value(task_scores, "acme/new-model", "ARCChallenge")
+    assert arc["value"] == 0.25 and arc["revision"] == "rev-new"  # newer mteb version wins
+    piqa = _value(task_scores, "acme/new-model", "PIQA")
+    assert piqa["value"] == 0.30 and piqa["revision"] == "rev-old"  # only the old revision has it
+    biology = _value(task_scores, "acme/new-model", "R2MEDBiologyRetrieval")
+    assert biology["value"] == 0.40 and biology["benchmark"] == "r2med"  # 'default' subset, not 'de'
+    assert "Banking77Classification" not in set(task_scores.task)
+    assert _value(task_scores, "acme/new-model", "ARCChallenge", "ap@10")["value"] == pytest.approx(0.24)
+    assert _value(task_scores, "acme/new-model", "ARCChallenge", "p@1")["value"] == pytest.approx(0.1)
+    assert bool(arc["instruction"]) and arc["precision"] == "fp32" and arc["tie_policy"] == "docid-desc"
+    acme = systems.set_index("system").loc["acme/new-model"]
+    assert acme["revision"] == "rev-new" and acme["family"] == "acme" and acme["n_parameters"] == 123e6
+    assert bool(acme["open_weights"]) and bool(acme["uses_instructions"]) and acme["release_date"] == "2025-01-02"
+
+
+def test_legacy_layout_and_missing_meta(fixture_import):
+    task_scores, systems = fixture_import
+    assert _value(task_scores, "legacy/old-model", "PIQA")["value"] == 0.11
+    assert _value(task_scores, "legacy/old-model", "PIQA", "mrr@10")["value"] == 0.12
+    assert _value(task_scores, "legacy/old-model", "SIQA")["value"] == 0.07  # 'en' subset of the test split
+    legacy = systems.set_index("system").loc["legacy/old-model"]
+    assert bool(legacy["open_weights"]) and not bool(legacy["uses_instructions"])  # old key spellings
+    assert not _value(task_scores, "legacy/old-model", "PIQA")["instruction"]
+    assert _value(task_scores, "nometa/thing", "WinoGrande")["value"] == 0.5
+
+
+def test_bad_json_is_an_input_error(tmp_path: Path):
+    broken = tmp_path / "results" / "x__y" / "r"
+    broken.mkdir(parents=True)
+    (broken / "PIQA.json").write_text("{not json")
+    with pytest.raises(InputError, match="PIQA.json"):
+        importers.read_mteb_results(tmp_path)
+    assert main(["import-mteb", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+
+
+def test_import_mteb_cli_output_loads_in_store(tmp_path: Path, capsys):
+    assert main(["import-mteb", str(FIXTURES / "mteb_layouts"), "--out", str(tmp_path)]) == 0
+    store = Store(tmp_path)
+    assert not store.skipped
+    table = store.task_table(Condition("rar-b", instruction=None))
+    assert set(table.system) == {"acme/new-model", "legacy/old-model", "nometa/thing"}
+    assert store.systems(search="acme")["display_name"].tolist() == ["new-model"]
+
+
+# -- R2MED layout ---------------------------------------------------------------------------------------
+def test_r2med_pipeline_names(tmp_path: Path):
+    results = tmp_path / "results"
+    payload = {"dataset_name": "MedQA-Diag", "test": {"ndcg_at_10": 0.3, "recall_at_100": 0.6}}
+    for relative, extra in [
+        ("base retriever/nv", {"model_name": "nv"}),
+        ("reranker/bge-reranker/nv/top_10", {"reranker_name": "bge-reranker", "retriever_name": "nv",
+                                             "test": {"NDCG@10": 0.35, "Recall@100": 0.6, "MRR": 0.4}}),
+        ("gar/hyde/qwen-7b/bge", {"gar_llm": "qwen-7b", "gar_method": "hyde", "retriever_name": "bge"}),
+    ]:
+        folder = results / relative
+        folder.mkdir(parents=True)
+        (folder / "MedQA-Diag.json").write_text(json.dumps({**payload, **extra}))
+    task_scores, systems = importers.read_r2med_results(tmp_path)
+    assert set(systems.system) == {"NV-Embed-v2", "NV-Embed-v2>>bge-reranker", "HyDE(qwen-7b)+BGE-Large-en-v1.5"}
+    assert set(task_scores.task) == {"R2MEDMedQADiagRetrieval"}
+    assert _value(task_scores, "NV-Embed-v2>>bge-reranker", "R2MEDMedQADiagRetrieval")["value"] == 0.35
+    assert "mrr@10" not in set(task_scores.metric)  # 'MRR' without a cutoff is not mrr@10
+
+
+# -- published data (real files) ------------------------------------------------------------------------
+SITE_TASKS = ["Biology", "Bioinformatics", "Medical-Sciences", "MedXpertQA-Exam", "MedQA-Diag", "PMC-Treatment",
+              "PMC-Clinical", "IIYi-Clinical"]
+SITE_REWRITERS = {  # website name -> (method, llm folder) in results/gar
+    "HuatuoGPT-o1-70B": ("HyDE", "huatuo-o1-70b"), "GPT4o": ("HyDE", "gpt4"),
+    "DeepSeek-R1-Distill-Llama-70B": ("HyDE", "r1-llama-70b"), "Llama3.1-70B-Ins": ("HyDE", "llama-70b"),
+    "QwQ-32B": ("HyDE", "qwq-32b"), "DeepSeek-R1-Distill-Qwen-32B": ("HyDE", "r1-qwen-32b"),
+    "Qwen2.5-32B-Ins": ("HyDE", "qwen-32b"), "Qwen2.5-7B-Ins": ("HyDE", "qwen-7b"),
+    "Search-O1 (QwQ-32b)": ("Search-O1", "qwq-32b"), "Search-O1 (Qwen3-32b)": ("Search-O1", "qwen3-32b"),
+    "Search-R1 (Qwen2.5-7b-it-em-ppo)": ("Search-R1", "qwen-7b-ins"),
+    "Search-R1 (Qwen2.5-3b-it-em-ppo)": ("Search-R1", "qwen-3b-ins"),
+}
+
+
+def _site_system_name(row: pd.Series) -> str | None:
+    retriever = "BMRetriever-410M" if row["Retriever"] == "BMRETRIEVER-410M" else row["Retriever"]
+    if row["Reranker"] != "-":
+        return None  # the site's only reranker row (ReasonRank) is not in results/
+    if row["Rewriter"] == "-":
+        return retriever
+    if row["Rewriter"] not in SITE_REWRITERS:
+        return None
+    method, llm = SITE_REWRITERS[row["Rewriter"]]
+    return f"{method}({llm})+{retriever}"
+
+
+@needs_shared
+def test_r2med_site_average_is_the_arithmetic_mean_of_imported_tasks():
+    site = pd.read_csv(SHARED / "r2med-paper" / "leaderboard-site.csv")
+    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=False), bootstrap=0)
+    ranked = board.ranked.set_index("system")
+    matched, disagreeing = 0, []
+    for _, row in site.iterrows():
+        name = _site_system_name(row)
+        if name is None or name not in ranked.index:
+            continue
+        matched += 1
+        site_tasks = row[SITE_TASKS].to_numpy(dtype=float)
+        ours = np.array([ranked.loc[name, importers.r2med_task_name(t)] for t in SITE_TASKS]) * 100
+        # site shows 2 decimals: task columns within half a unit of the last digit, Avg within one
+        if np.all(np.abs(ours - site_tasks) <= 0.0051) and abs(ranked.loc[name, "mean"] * 100 - row["Avg"]) <= 0.011:
+            assert abs(site_tasks.mean() - row["Avg"]) <= 0.011  # the site's Avg is their arithmetic mean
+        else:
+            disagreeing.append(name)
+    assert matched == 47  # SOURCES.md: 47 site rows exist in results/
+    assert disagreeing == ["MedCPT"]  # SOURCES.md: MedCPT 9.02 on the site vs 7.87 in the repo
+    assert ranked.loc["MedCPT", "mean"] * 100 == pytest.approx(7.87, abs=0.006)
+
+
+def _hand_g(model_folder: str, revision: str) -> float:
+    values = []
+    for task in importers.RARB_TASKS:
+        with open(SHARED / "mteb-results" / "results" / model_folder / revision / f"{task}.json") as handle:
+            scores = json.load(handle)["scores"]["test"]
+        (default,) = [entry for entry in scores if entry["hf_subset"] == "default"]
+        values.append(default["ndcg_at_10"])
+    return math.prod(values) ** (1 / len(values))
+
+
+@needs_shared
+@pytest.mark.parametrize("model_folder, revision, system", [
+    ("BAAI__bge-base-en-v1.5", "a5beb1e3e68b9ab74eb54cfd186867f64f240e1a", "BAAI/bge-base-en-v1.5"),
+    ("GritLM__GritLM-7B", None, "GritLM/GritLM-7B"),
+    ("nvidia__NV-Embed-v2", None, "nvidia/NV-Embed-v2"),
+    ("intfloat__e5-mistral-7b-instruct", None, "intfloat/e5-mistral-7b-instruct"),
+    # two revisions: RAR-b only in the older one, R2MED only in the newer one
+    ("sentence-transformers__all-mpnet-base-v2", "84f2bcc00d77236f9e89c8a360a00fb1139bf47d",
+     "sentence-transformers/all-mpnet-base-v2"),
+])
+def test_mteb_g_recomputed_by_hand(model_folder, revision, system):
+    if revision is None:
+        (only,) = [p.name for p in (SHARED / "mteb-results" / "results" / model_folder).iterdir()]
+        revision = only
+    board = Store(PUBLISHED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    ranked = board.ranked.set_index("system")
+    assert ranked.loc[system, "G"] == pytest.approx(_hand_g(model_folder, revision), rel=1e-12)
+    assert ranked.loc[system, "n_tasks"] == 17 and ranked.loc[system, "complete"]
+
+
+@needs_shared
+def test_shipped_published_parquet_is_a_fresh_import():
+    for reader, source, stem in ((importers.read_mteb_results, SHARED / "mteb-results", "mteb"),
+                                 (importers.read_r2med_results, SHARED / "r2med-paper", "r2med_paper")):
+        task_scores, systems = reader(source)
+        shipped_scores = pd.read_parquet(PUBLISHED / f"{stem}_task_scores.parquet")
+        shipped_systems = pd.read_parquet(PUBLISHED / f"{stem}_systems.parquet")
+        pd.testing.assert_frame_equal(shipped_scores, task_scores, check_dtype=False)
+        pd.testing.assert_frame_equal(shipped_systems, systems, check_dtype=False)
+
+
+def test_published_rar_b_covers_17_tasks_and_r2med_8():
+    facets = Store(PUBLISHED).facets()
+    assert facets["by_benchmark"]["rar-b"]["tasks"] == sorted(importers.RARB_TASKS)
+    assert facets["by_benchmark"]["r2med"]["tasks"] == sorted(importers.R2MED_TASKS)
+
+
+# -- leaderboard and ingest CLI ------------------------------------------------------------------------
+def _write_results(tmp_path: Path) -> Path:
+    rows = [
+        {"system": name, "benchmark": "tiny", "task": task, "setting": "full", "instruction": False,
+         "precision": "fp32", "metric": "ndcg@10", "value": value, "expected": None, "min": None, "max": None,
+         "n_queries": 10, "source": "test"}
+        for name, values in {"a_b&c": (0.4, 0.9), "plain": (0.5, 0.6), "half": (0.3, None)}.items()
+        for task, value in zip(("T1", "T2"), values) if value is not None
+    ]
+    pd.DataFrame(rows).to_parquet(tmp_path / "tiny.parquet")
+    return tmp_path
+
+
+def test_leaderboard_cli_formats(tmp_path: Path, capsys):
+    data = _write_results(tmp_path)
+    assert main(["leaderboard", "--benchmark", "tiny", "--data", str(data), "--format", "csv"]) == 0
+    csv_out = capsys.readouterr().out.splitlines()
+    assert csv_out[0] == "rank,system,G,G_min,G_max,G_expected,mean,n_tasks,complete,T1,T2"
+    assert csv_out[1].startswith("1,a_b&c,0.6,")  # sqrt(0.4 * 0.9) = 0.6 > sqrt(0.5 * 0.6)
+    assert main(["leaderboard", "--benchmark", "tiny", "--data", str(data), "--format", "latex"]) == 0
+    latex = capsys.readouterr().out
+    assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
+    assert "a\\_b\\&c" in latex
+    assert "\\textbf{0.6000}" in latex and "\\textbf{0.9000}" in latex and "\\textbf{0.5000}" in latex
+    assert main(["leaderboard", "--benchmark", "tiny", "--data", str(data), "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert [r["system"] for r in payload["ranked"]] == ["a_b&c", "plain"]
+    assert payload["ranked"][0]["G"] == pytest.approx(0.6)
+    assert payload["incomplete"][0]["system"] == "half"
+    assert main(["leaderboard", "--benchmark", "tiny", "--data", str(data)]) == 0
+    table = capsys.readouterr().out
+    assert "not ranked" in table and "half" in table
+    assert main(["leaderboard", "--benchmark", "nope", "--data", str(data)]) == 2
+
+
+def test_ingest_hand_computed_and_refuses_duplicates(tmp_path: Path, capsys):
+    run = tmp_path / "run.tsv"
+    # q1: d1 (relevant) and d2 tie at the top; docid-desc puts d2 first -> oblivious = 1/log2(3)
+    # q2: the relevant document is alone at rank 1 -> 1.0 everywhere
+    run.write_text("q1\tQ0\td1\t1\t1.0\tx\nq1\tQ0\td2\t2\t1.0\tx\nq2\tQ0\td3\t1\t2.0\tx\nq2\tQ0\td4\t2\t1.0\tx\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    data = tmp_path / "data"
+    args = ["ingest", "--run", str(run), "--qrels", str(qrels), "--system", "tiny-model", "--benchmark", "tiny",
+            "--task", "T1", "--setting", "full", "--instruction", "no", "--precision", "fp32",
+            "--metrics", "ndcg@10", "--data", str(data)]
+    assert main(args) == 0
+    written = list((data / "ingested").glob("*.parquet"))
+    assert len(written) == 1
+    table = Store(data).task_table(Condition("tiny")).iloc[0]
+    low = 1 / math.log2(3)
+    assert table["value"] == pytest.approx((low + 1) / 2)
+    assert table["min"] == pytest.approx((low + 1) / 2) and table["max"] == pytest.approx(1.0)
+    assert table["expected"] == pytest.approx(((low + 1) / 2 + 1) / 2)
+    # the q1 tie covers ranks 1-2 only: it does not straddle the cutoff 10 (contract of tied_at_cutoff)
+    assert table["tied_share"] == 0.0 and table["n_queries"] == 2
+    before = written[0].read_bytes()
+    assert main(args) == 2  # already there: refused, nothing rewritten
+    assert list((data / "ingested").glob("*.parquet")) == written and written[0].read_bytes() == before
+    assert "already" in capsys.readouterr().err
