@@ -1,0 +1,1036 @@
+"""Readers and writers for runs and qrels: TREC text, BEIR tsv, jsonl, CSV/TSV and parquet.
+
+Everything is columnar (pyarrow): a file becomes one string array of lines, split and cast with
+vectorised kernels; no Python object is made per row. Bad input raises
+:class:`evalcore.errors.InputError` naming the file, the 1-based physical line (for parquet: the
+1-based row) and what was expected.
+
+Conventions shared with the engine:
+
+- runs are ``qid: string, docid: string, score: float64`` in input order; qrels are
+  ``qid: string, docid: string, relevance: int64`` (>= 0), duplicates with equal grades collapsed.
+- blank (whitespace-only) lines are skipped everywhere, but line numbers in messages are physical
+  line numbers of the file (a UTF-8 BOM and CRLF line ends are accepted).
+- ids are always strings exactly as written ("007" stays "007"); a JSON number id becomes its
+  decimal text.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+import tempfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalcore.errors import InputError
+
+RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64())])
+QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("relevance", pa.int64())])
+
+FORMATS = ("trec", "parquet", "csv", "tsv", "jsonl")
+
+# accepted header names per canonical column, first match wins (compared lower-case)
+_QID_NAMES = ("qid", "query-id", "query_id", "q_id", "queryid", "topic")
+_DOCID_NAMES = ("docid", "corpus-id", "corpus_id", "doc_id", "p_id", "pid", "docno")
+_SCORE_NAMES = ("score", "sim", "similarity")
+_RELEVANCE_NAMES = ("relevance", "score", "grade", "rel", "label", "judgment")
+RUN_COLUMN_NAMES = {"qid": _QID_NAMES, "docid": _DOCID_NAMES, "score": _SCORE_NAMES}
+QRELS_COLUMN_NAMES = {"qid": _QID_NAMES, "docid": _DOCID_NAMES, "relevance": _RELEVANCE_NAMES}
+
+_TREC_RUN_LAYOUT = "qid Q0 docid rank score tag"
+_TREC_QRELS_LAYOUT = "qid iter docid grade"
+_EXTENSION_FORMATS = {
+    ".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl",
+    ".ndjson": "jsonl", ".json": "jsonl", ".trec": "trec", ".run": "trec", ".res": "trec",
+    ".txt": "trec", ".qrels": "trec", ".qrel": "trec",
+}
+_FORMAT_ALIASES = {"beir": "tsv", "txt": "trec", "trec_eval": "trec", "json": "jsonl", "ndjson": "jsonl",
+                   "pq": "parquet"}
+_PARQUET_MAGIC = b"PAR1"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_GRADE_PATTERN = r"^[+-]?[0-9]+(\.0*)?$"
+
+
+# ----------------------------------------------------------------------------- line numbers
+
+@dataclass(frozen=True)
+class LineNumbers:
+    """Maps row indices of a parsed table to 1-based physical lines of its file.
+
+    ``array is None`` means rows are contiguous lines starting at ``first`` (the common case,
+    kept without a per-row array); otherwise ``array[i]`` is the line of row ``i``.
+    """
+
+    first: int = 1
+    array: np.ndarray | None = None
+
+    def of(self, row: int) -> int:
+        return int(self.array[row]) if self.array is not None else self.first + int(row)
+
+    def slice(self, start: int, stop: int) -> "LineNumbers":
+        if self.array is None:
+            return LineNumbers(self.first + start)
+        return LineNumbers(0, self.array[start:stop])
+
+
+def _fail(message: str, path: str | Path, lines: LineNumbers | None, row: int | None) -> InputError:
+    line = None if lines is None or row is None else lines.of(row)
+    return InputError(message, path, line)
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+# ----------------------------------------------------------------------------- format detection
+
+def _strip_gz(path: Path) -> Path:
+    return path.with_suffix("") if path.suffix.lower() == ".gz" else path
+
+
+def _first_bytes(path: Path, size: int = 1 << 16) -> bytes:
+    try:
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rb") as handle:
+                return handle.read(size)
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except FileNotFoundError:
+        raise InputError("file not found", path) from None
+    except IsADirectoryError:
+        raise InputError("expected a file, found a directory", path) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read file ({exc})", path) from None
+
+
+def _first_line_fields(head: bytes) -> tuple[str, list[str]]:
+    text = head.removeprefix(_UTF8_BOM).decode("utf-8", errors="replace")
+    for raw_line in text.splitlines():
+        if raw_line.strip():
+            return raw_line, raw_line.split()
+    return "", []
+
+
+def _detect_format(path: str | Path, names: dict[str, tuple[str, ...]], trec_columns: int) -> str:
+    path = Path(path)
+    head = _first_bytes(path)
+    if head.startswith(_PARQUET_MAGIC):
+        return "parquet"
+    by_extension = _EXTENSION_FORMATS.get(_strip_gz(path).suffix.lower())
+    first_line, whitespace_fields = _first_line_fields(head)
+    known = {name for aliases in names.values() for name in aliases}
+    if by_extension in ("csv", "tsv"):
+        delimiter = "," if by_extension == "csv" else "\t"
+        header = [field.strip().strip('"').lower() for field in first_line.split(delimiter)]
+        if len(known.intersection(header)) < 2 and len(whitespace_fields) == trec_columns:
+            return "trec"  # a headerless whitespace file with a .tsv name
+        return by_extension
+    if by_extension is not None:
+        return by_extension
+    if first_line.lstrip().startswith("{"):
+        return "jsonl"
+    for delimiter, fmt in (("\t", "tsv"), (",", "csv")):
+        header = [field.strip().strip('"').lower() for field in first_line.split(delimiter)]
+        if len(header) > 1 and len(known.intersection(header)) >= 2:
+            return fmt
+    return "trec"
+
+
+def detect_run_format(path: str | Path) -> str:
+    """Format of a run file: by parquet magic, then extension, then by sniffing the first line."""
+    return _detect_format(path, RUN_COLUMN_NAMES, 6)
+
+
+def detect_qrels_format(path: str | Path) -> str:
+    """Format of a qrels file: by parquet magic, then extension, then by sniffing the first line."""
+    return _detect_format(path, QRELS_COLUMN_NAMES, 4)
+
+
+def _checked_format(fmt: str | None, path: str | Path, detect: Callable[[str | Path], str]) -> str:
+    if fmt is None:
+        return detect(path)
+    fmt = _FORMAT_ALIASES.get(fmt.lower(), fmt.lower())
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", path)
+    return fmt
+
+
+# ----------------------------------------------------------------------------- text as lines
+
+@dataclass
+class _Lines:
+    """The non-blank, whitespace-trimmed lines of a text file and their physical line numbers."""
+
+    text: pa.Array
+    numbers: LineNumbers
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rb") as handle:
+                return handle.read()
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", path) from None
+    except IsADirectoryError:
+        raise InputError("expected a file, found a directory", path) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read file ({exc})", path) from None
+
+
+def _undecodable_line(data: bytes, start: int) -> tuple[int, str]:
+    try:
+        data[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return data.count(b"\n", 0, start + exc.start) + 1, f"byte 0x{data[start + exc.start]:02x}"
+    return 1, "invalid text"
+
+
+def _read_lines(path: Path) -> _Lines:
+    """Read a UTF-8 text file as one string array of trimmed, non-blank lines (no per-line objects)."""
+    data = _read_bytes(path)
+    start = len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0
+    newline_positions = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    ends = newline_positions + 1
+    if len(data) > start and (len(ends) == 0 or ends[-1] != len(data)):
+        ends = np.append(ends, len(data))
+    offsets = np.concatenate(([start], ends))
+    if len(data) < 2**31 - 1:
+        string_type, offsets = pa.string(), offsets.astype(np.int32)
+    else:
+        string_type, offsets = pa.large_string(), offsets.astype(np.int64)
+    raw = pa.Array.from_buffers(string_type, len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    try:
+        raw.validate(full=True)
+    except pa.ArrowInvalid:
+        line, what = _undecodable_line(data, start)
+        raise InputError(f"expected UTF-8 text, found undecodable {what} (binary or wrongly encoded file)",
+                         path, line) from None
+    trimmed = pc.ascii_trim_whitespace(raw)
+    non_blank = pc.greater(pc.binary_length(trimmed), 0)
+    if pc.all(non_blank).as_py() is not False:
+        return _Lines(trimmed, LineNumbers(1))
+    kept = np.flatnonzero(non_blank.to_numpy(zero_copy_only=False))
+    return _Lines(trimmed.take(pa.array(kept)), LineNumbers(0, kept + 1))
+
+
+def _first_true(mask: pa.Array | pa.ChunkedArray) -> int | None:
+    values = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    hits = np.flatnonzero(values)
+    return int(hits[0]) if len(hits) else None
+
+
+def _split_whitespace_columns(lines: _Lines, path: Path, n_columns: int, layout: str) -> list[pa.Array]:
+    fields = pc.ascii_split_whitespace(lines.text)
+    counts = pc.list_value_length(fields)
+    bad = _first_true(pc.not_equal(counts, n_columns))
+    if bad is not None:
+        found = counts[bad].as_py()
+        raise _fail(f"expected {n_columns} whitespace-separated columns ({layout}), found {found}",
+                    path, lines.numbers, bad)
+    return [pc.list_element(fields, i) for i in range(n_columns)]
+
+
+# ----------------------------------------------------------------------------- CSV / TSV
+
+def _unquote(values: pa.Array) -> pa.Array:
+    quoted = pc.match_substring_regex(values, r'^".*"$')
+    if not pc.any(quoted).as_py():
+        return values
+    inner = pc.replace_substring(pc.utf8_slice_codeunits(values, 1, -1), '""', '"')
+    return pc.if_else(quoted, inner, values)
+
+
+def _split_delimited(lines: _Lines, path: Path, delimiter: str) -> tuple[list[str], list[pa.Array], LineNumbers]:
+    """Header names and the data columns of a CSV/TSV file (quoted fields follow RFC 4180)."""
+    if len(lines.text) == 0:
+        raise InputError("empty file: expected a header line and at least one data row", path)
+    header = _csv_fields(lines.text[0].as_py(), delimiter, path, lines.numbers.of(0))
+    header = [name.strip() for name in header]
+    body = lines.text.slice(1)
+    numbers = lines.numbers.slice(1, len(lines.text))
+    fields = pc.split_pattern(body, delimiter)
+    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    wrong = counts != len(header)
+    wrong[_rows_with_split_quotes(fields)] = True
+    columns = [_unquote(pc.utf8_trim_whitespace(pc.list_element(fields, i)))
+               if not wrong.any() else None for i in range(len(header))]
+    if wrong.any():
+        columns = _repair_quoted_rows(body, fields, wrong, numbers, path, delimiter, header)
+    return header, columns, numbers
+
+
+def _rows_with_split_quotes(fields: pa.Array) -> np.ndarray:
+    """Rows where a naive split cut through a quoted field (a quote not wrapping a whole field)."""
+    values = pc.utf8_trim_whitespace(pc.list_flatten(fields))
+    broken = pc.and_(pc.match_substring(values, '"'),
+                     pc.invert(pc.match_substring_regex(values, r'^"([^"]|"")*"$')))
+    hits = np.flatnonzero(np.asarray(broken.to_numpy(zero_copy_only=False), dtype=bool))
+    if len(hits) == 0:
+        return hits
+    return np.unique(pc.list_parent_indices(fields).to_numpy()[hits])
+
+
+def _csv_fields(line: str, delimiter: str, path: Path, line_number: int) -> list[str]:
+    try:
+        return next(csv.reader([line], delimiter=delimiter, strict=True))
+    except (csv.Error, StopIteration) as exc:
+        raise InputError(f"expected a {'comma' if delimiter == ',' else 'tab'}-separated line with RFC 4180 "
+                         f"quoting ({exc})", path, line_number) from None
+
+
+def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, numbers: LineNumbers,
+                        path: Path, delimiter: str, header: list[str]) -> list[pa.Array]:
+    """Re-parse the (rare) rows whose quoted fields contain the delimiter with the csv module."""
+    wrong_rows = np.flatnonzero(wrong)
+    has_quote = pc.match_substring(body.take(pa.array(wrong_rows)), '"').to_numpy(zero_copy_only=False)
+    fixed_rows: list[int] = []
+    fixed_values: list[list[str]] = []
+    for row, quoted in zip(wrong_rows.tolist(), has_quote.tolist()):
+        parsed = _csv_fields(body[row].as_py(), delimiter, path, numbers.of(row)) if quoted else []
+        if not quoted or len(parsed) != len(header):
+            found = len(parsed) if quoted else int(pc.list_value_length(fields[row:row + 1])[0].as_py())
+            name = "comma" if delimiter == "," else "tab"
+            raise _fail(f"expected {len(header)} {name}-separated columns ({', '.join(header)}), found {found}",
+                        path, numbers, row)
+        fixed_rows.append(row)
+        fixed_values.append([value.strip() for value in parsed])
+    good_rows = np.flatnonzero(~wrong)
+    good_fields = fields.take(pa.array(good_rows))
+    order = pa.array(np.argsort(np.concatenate((good_rows, np.array(fixed_rows, dtype=np.int64))), kind="stable"))
+    columns = []
+    for i in range(len(header)):
+        good = _unquote(pc.utf8_trim_whitespace(pc.list_element(good_fields, i)))
+        fixed = pa.array([values[i] for values in fixed_values], pa.string())
+        columns.append(pa.concat_arrays([good.cast(pa.string()), fixed]).take(order))
+    return columns
+
+
+def _pick_columns(found: list[str], wanted: dict[str, tuple[str, ...]], path: Path,
+                  header_line: int | None = None) -> dict[str, int]:
+    """Index of each canonical column among ``found`` names (aliases, case-insensitive)."""
+    lowered = [name.lower() for name in found]
+    picked: dict[str, int] = {}
+    for canonical, aliases in wanted.items():
+        for alias in aliases:
+            if alias in lowered and lowered.index(alias) not in picked.values():
+                picked[canonical] = lowered.index(alias)
+                break
+    missing = [name for name in wanted if name not in picked]
+    if missing:
+        expected = ", ".join(f"{name} (or {', '.join(wanted[name][1:3])})" for name in wanted)
+        raise InputError(f"missing column(s) {', '.join(missing)}: expected columns {expected}; "
+                         f"found {', '.join(found) if found else 'no columns'}", path, header_line)
+    return picked
+
+
+# ----------------------------------------------------------------------------- value parsing
+
+def _first_failing_row(values: pa.Array, convert: Callable[[pa.Array], object]) -> int:
+    """Index of the first value ``convert`` rejects, by bisection over slices (about 2n work)."""
+    low, high = 0, len(values)
+    while high - low > 1:
+        middle = (low + high) // 2
+        try:
+            convert(values.slice(low, middle - low))
+            low = middle
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            high = middle
+    return low
+
+
+def _no_nulls(values: pa.Array, name: str, path: Path, numbers: LineNumbers) -> None:
+    if values.null_count:
+        raise _fail(f"expected a value for {name}, found null/missing", path, numbers,
+                    _first_true(pc.is_null(values)))
+
+
+def _as_id(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: LineNumbers) -> pa.Array:
+    """Ids as strings: numbers become their decimal text, dictionaries are decoded."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    _no_nulls(values, name, path, numbers)
+    if pa.types.is_string(values.type):
+        return values
+    if pa.types.is_floating(values.type):
+        return _float_ids_as_text(values)
+    if pa.types.is_integer(values.type) or pa.types.is_large_string(values.type) \
+            or pa.types.is_string_view(values.type) or pa.types.is_binary(values.type) \
+            or pa.types.is_large_binary(values.type):
+        try:
+            return values.cast(pa.string())
+        except pa.ArrowInvalid:
+            raise _fail(f"expected UTF-8 text for {name}", path, numbers,
+                        _first_failing_row(values, lambda part: part.cast(pa.string()))) from None
+    raise InputError(f"expected column {name} to hold strings or integers, found {values.type}", path)
+
+
+def _float_ids_as_text(values: pa.Array) -> pa.Array:
+    """1.0 -> "1" (ids stored as floats by pandas when a column had missing values)."""
+    integral = pc.equal(pc.floor(values), values)
+    as_int = pc.cast(pc.if_else(integral, values, 0.0), pa.int64(), safe=False).cast(pa.string())
+    return pc.if_else(integral, as_int, values.cast(pa.string()))
+
+
+def _as_scores(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumbers) -> pa.Array:
+    """Scores as finite float64; text is parsed, NaN / inf / overflow (1e309) are rejected."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    _no_nulls(values, "score", path, numbers)
+    text = values if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) else None
+    if text is None and not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)
+                             or pa.types.is_decimal(values.type)):
+        raise InputError(f"expected a numeric score column, found {values.type}", path)
+    try:
+        scores = values.cast(pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        row = _first_failing_row(values, lambda part: part.cast(pa.float64()))
+        raise _fail(f"expected a number for score, found {_shown(values[row].as_py())}",
+                    path, numbers, row) from None
+    bad = _first_true(pc.invert(pc.is_finite(scores)))
+    if bad is not None:
+        found = values[bad].as_py()
+        raise _fail(f"expected a finite score, found {_shown(found)}"
+                    + (" (overflows float64)" if text is not None and str(found).strip().lower()
+                       not in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity") else ""),
+                    path, numbers, bad)
+    return scores
+
+
+def _as_grades(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumbers) -> pa.Array:
+    """Relevance grades as int64 >= 0; "2" and "2.0" are accepted, "1.5", "abc", "-1" are not."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    _no_nulls(values, "relevance", path, numbers)
+    expected = "expected a non-negative integer relevance grade"
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        bad = _first_true(pc.invert(pc.match_substring_regex(values, _GRADE_PATTERN)))
+        if bad is not None:
+            raise _fail(f"{expected}, found {_shown(values[bad].as_py())}", path, numbers, bad)
+        digits = pc.replace_substring_regex(pc.replace_substring_regex(values, r"\.0*$", ""), r"^\+", "")
+        try:
+            grades = digits.cast(pa.int64())
+        except pa.ArrowInvalid:
+            row = _first_failing_row(digits, lambda part: part.cast(pa.int64()))
+            raise _fail(f"{expected} that fits in 64 bits, found {_shown(values[row].as_py())}",
+                        path, numbers, row) from None
+    elif pa.types.is_integer(values.type) or pa.types.is_boolean(values.type):
+        grades = values.cast(pa.int64())
+    elif pa.types.is_floating(values.type):
+        integral = pc.and_(pc.is_finite(values), pc.equal(pc.floor(values), values))
+        bad = _first_true(pc.invert(integral))
+        if bad is not None:
+            raise _fail(f"{expected}, found {values[bad].as_py()!r}", path, numbers, bad)
+        grades = values.cast(pa.int64())
+    else:
+        raise InputError(f"expected an integer relevance column, found {values.type}", path)
+    bad = _first_true(pc.less(grades, 0))
+    if bad is not None:
+        raise _fail(f"{expected}, found {grades[bad].as_py()}", path, numbers, bad)
+    return grades
+
+
+# ----------------------------------------------------------------------------- run validation
+
+def _pair_codes(table: pa.Table) -> np.ndarray:
+    """One int64 per row identifying its (qid, docid) pair (hash-based dictionary codes)."""
+    qid_codes = pc.dictionary_encode(table["qid"]).combine_chunks()
+    doc_codes = pc.dictionary_encode(table["docid"]).combine_chunks()
+    n_docs = max(len(doc_codes.dictionary), 1)
+    return (qid_codes.indices.to_numpy().astype(np.int64) * n_docs
+            + doc_codes.indices.to_numpy().astype(np.int64))
+
+
+_HASHED_ID_MAX_BYTES = 256
+
+
+def _string_hashes(strings: pa.Array) -> np.ndarray | None:
+    """A 64-bit hash per string, vectorised over 8-byte words (one numpy pass per 8 bytes).
+
+    None when some string is longer than _HASHED_ID_MAX_BYTES (the caller then hashes with arrow).
+    """
+    is_large = pa.types.is_large_string(strings.type)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64 if is_large else np.int32)
+    offsets = offsets[strings.offset: strings.offset + len(strings) + 1].astype(np.int64)
+    lengths = np.diff(offsets)
+    longest = int(lengths.max()) if len(lengths) else 0
+    if longest > _HASHED_ID_MAX_BYTES:
+        return None
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8) if longest else np.zeros(0, np.uint8)
+    padded = np.zeros(len(data) + 8, dtype=np.uint8)
+    padded[: len(data)] = data
+    # little-endian uint64 starting at every byte offset (unaligned view, no copy)
+    words_at = np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    hashes = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    starts = offsets[:-1]
+    for word_start in range(0, longest, 8):
+        words = words_at[np.minimum(starts + word_start, len(data))]
+        remaining = np.clip(lengths - word_start, 0, 8).astype(np.uint64)
+        partial_mask = (np.uint64(1) << (np.minimum(remaining, np.uint64(7)) * np.uint64(8))) - np.uint64(1)
+        words &= np.where(remaining == 8, np.uint64(0xFFFFFFFFFFFFFFFF), partial_mask)
+        hashes = (hashes ^ words) * np.uint64(0x100000001B3)
+        hashes ^= hashes >> np.uint64(29)
+    return hashes
+
+
+def _has_repeated_pairs(table: pa.Table) -> bool:
+    """Cheap check: False means every (qid, docid) is unique; True may be a (rare) hash collision."""
+    docids = table.column("docid").combine_chunks()
+    hashes = _string_hashes(docids)
+    if hashes is None:
+        distinct = table.select(["qid", "docid"]).group_by(["qid", "docid"]).aggregate([]).num_rows
+        return distinct < table.num_rows
+    qid_codes = pc.dictionary_encode(table.column("qid")).combine_chunks().indices.to_numpy()
+    hashes ^= qid_codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    hashes.sort()
+    return bool((hashes[1:] == hashes[:-1]).any())
+
+
+def check_unique_pairs(table: pa.Table, path: str | Path, numbers: LineNumbers, what: str = "run") -> None:
+    """Raise InputError at the second occurrence of a (qid, docid) pair, naming the first."""
+    if table.num_rows < 2 or not _has_repeated_pairs(table):
+        return
+    pair_codes = _pair_codes(table)
+    _, first_rows, inverse = np.unique(pair_codes, return_index=True, return_inverse=True)
+    repeated = np.flatnonzero(first_rows[inverse] != np.arange(table.num_rows))
+    if len(repeated) == 0:  # the cheap check hit a hash collision
+        return
+    row = int(repeated[0])
+    first_row = int(first_rows[inverse[row]])
+    qid, docid = table["qid"][row].as_py(), table["docid"][row].as_py()
+    raise _fail(f"duplicate document {_shown(docid)} for query {_shown(qid)} (first on line "
+                f"{numbers.of(first_row)}): expected each (qid, docid) at most once in a {what}",
+                path, numbers, row)
+
+
+def apply_maxp(run: pa.Table) -> pa.Table:
+    """CRUMB MaxP: ``docid:chunk`` -> ``docid`` (split at the last ':'), score = max over chunks.
+
+    A document keeps the input position of its first chunk.
+    """
+    documents = pc.list_element(pc.split_pattern(run["docid"], ":", max_splits=1, reverse=True), 0)
+    positions = pa.array(np.arange(run.num_rows, dtype=np.int64))
+    grouped = pa.table({"qid": run["qid"], "docid": documents, "score": run["score"], "position": positions}) \
+        .group_by(["qid", "docid"], use_threads=False) \
+        .aggregate([("score", "max"), ("position", "min")])
+    order = pc.sort_indices(grouped["position_min"])
+    result = grouped.take(order)
+    return pa.table({"qid": result["qid"], "docid": result["docid"], "score": result["score_max"]},
+                    schema=RUN_SCHEMA)
+
+
+# ----------------------------------------------------------------------------- run readers
+
+def _canonical_run(qids: pa.Array, docids: pa.Array, scores: pa.Array, path: Path,
+                   numbers: LineNumbers) -> pa.Table:
+    return pa.table({"qid": _as_id(qids, "qid", path, numbers),
+                     "docid": _as_id(docids, "docid", path, numbers),
+                     "score": _as_scores(scores, path, numbers)}, schema=RUN_SCHEMA)
+
+
+def _require_rows(n_rows: int, path: Path, what: str) -> None:
+    if n_rows == 0:
+        raise InputError(f"empty file: expected at least one {what} row", path)
+
+
+def _read_trec_run(path: Path) -> tuple[pa.Table, LineNumbers]:
+    lines = _read_lines(path)
+    _require_rows(len(lines.text), path, "run")
+    qids, _, docids, _, scores, _ = _split_whitespace_columns(lines, path, 6, _TREC_RUN_LAYOUT)
+    return _canonical_run(qids, docids, scores, path, lines.numbers), lines.numbers
+
+
+def _read_delimited_table(path: Path, delimiter: str, names: dict[str, tuple[str, ...]],
+                          what: str) -> tuple[dict[str, pa.Array], LineNumbers]:
+    lines = _read_lines(path)
+    header, columns, numbers = _split_delimited(lines, path, delimiter)
+    picked = _pick_columns(header, names, path, lines.numbers.of(0))
+    _require_rows(len(columns[0]) if columns else 0, path, what)
+    return {name: columns[index] for name, index in picked.items()}, numbers
+
+
+def _read_jsonl_table(path: Path, names: dict[str, tuple[str, ...]],
+                      what: str) -> tuple[dict[str, pa.Array], LineNumbers]:
+    """Columns of a JSON-lines file (one object per non-blank line), parsed by pyarrow."""
+    import pyarrow.json as pajson
+
+    lines = _read_lines(path)
+    _require_rows(len(lines.text), path, what)
+    longest = int(pc.max(pc.binary_length(lines.text)).as_py())
+    joined = pc.binary_join_element_wise(lines.text, "", "\n")
+    body = _concatenated_values(joined)
+    try:
+        table = pajson.read_json(pa.BufferReader(body), read_options=pajson.ReadOptions(
+            use_threads=True, block_size=max(1 << 20, 2 * longest + 2)))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise _locate_json_error(lines, path, names, exc) from None
+    if table.num_rows != len(lines.text):
+        raise _locate_json_error(lines, path, names, None)
+    picked = _pick_columns(table.column_names, names, path)
+    return {name: table.column(index) for name, index in picked.items()}, lines.numbers
+
+
+def _concatenated_values(strings: pa.Array | pa.ChunkedArray) -> pa.Buffer:
+    """The bytes of all values of a string array back to back, as a zero-copy buffer slice."""
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.combine_chunks()
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(strings.buffers()[1], dtype=offset_type)[strings.offset: strings.offset + len(strings) + 1]
+    data = strings.buffers()[2]
+    if data is None or len(offsets) == 0:
+        return pa.py_buffer(b"")
+    return data.slice(int(offsets[0]), int(offsets[-1]) - int(offsets[0]))
+
+
+def _locate_json_error(lines: _Lines, path: Path, names: dict[str, tuple[str, ...]],
+                       exc: Exception | None) -> InputError:
+    """Slow path, only on error: find the first line that is not one JSON object of consistent types."""
+    value_kinds: dict[str, tuple[type, int]] = {}
+    for row in range(len(lines.text)):
+        text = lines.text[row].as_py()
+        try:
+            record = json.loads(text)
+        except ValueError as error:
+            return _fail(f"expected one JSON object per line ({error.msg} at column {error.colno})",
+                         path, lines.numbers, row)
+        if not isinstance(record, dict):
+            return _fail(f"expected one JSON object per line, found {type(record).__name__}",
+                         path, lines.numbers, row)
+        for key, value in record.items():
+            kind = str if isinstance(value, str) else (int if isinstance(value, (int, float))
+                                                       and not isinstance(value, bool) else type(value))
+            seen = value_kinds.setdefault(key, (kind, lines.numbers.of(row)))
+            if seen[0] is not kind and value is not None:
+                return _fail(f"expected {key!r} to be a {seen[0].__name__} as on line {seen[1]}, "
+                             f"found {_shown(value)}", path, lines.numbers, row)
+    return InputError(f"expected one JSON object per line ({exc})", path)
+
+
+def _read_parquet_table(path: Path, names: dict[str, tuple[str, ...]], what: str) -> dict[str, pa.Array]:
+    parquet_file = _open_parquet(path)
+    picked = _pick_parquet_columns(parquet_file, names, path)
+    try:
+        table = parquet_file.read(columns=list(picked.values()))
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"corrupt parquet file: expected readable column data ({exc})", path) from None
+    _require_rows(table.num_rows, path, what)
+    return {name: table.column(source) for name, source in picked.items()}
+
+
+def _open_parquet(path: Path):
+    import pyarrow.parquet as pq
+
+    if not path.exists():
+        raise InputError("file not found", path)
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"expected a parquet file, cannot read its footer ({exc})", path) from None
+
+
+def _pick_parquet_columns(parquet_file, names: dict[str, tuple[str, ...]], path: Path) -> dict[str, str]:
+    found = parquet_file.schema_arrow.names
+    return {name: found[index] for name, index in _pick_columns(found, names, path).items()}
+
+
+def _read_run_columns(path: Path, fmt: str) -> tuple[pa.Table, LineNumbers]:
+    if fmt == "trec":
+        return _read_trec_run(path)
+    if fmt == "parquet":
+        columns, numbers = _read_parquet_table(path, RUN_COLUMN_NAMES, "run"), LineNumbers(1)
+    elif fmt == "jsonl":
+        columns, numbers = _read_jsonl_table(path, RUN_COLUMN_NAMES, "run")
+    else:
+        columns, numbers = _read_delimited_table(path, "," if fmt == "csv" else "\t", RUN_COLUMN_NAMES, "run")
+    return _canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers), numbers
+
+
+def read_run(path: str | Path, *, fmt: str | None = None, maxp: bool = False) -> pa.Table:
+    """Read a run as ``qid, docid, score`` in input order, validated (see module docstring).
+
+    ``maxp=True`` maps ``docid:chunk`` ids to documents scored by their best chunk.
+    """
+    path = Path(path)
+    fmt = _checked_format(fmt, path, detect_run_format)
+    run, numbers = _read_run_columns(path, fmt)
+    check_unique_pairs(run, path, numbers)
+    return apply_maxp(run) if maxp else run
+
+
+# ----------------------------------------------------------------------------- query-aligned chunks
+
+def _qid_run_starts(qids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Row indices where a new run of equal qids begins (always includes 0)."""
+    if len(qids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    changed = pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1))
+    return np.concatenate(([0], np.flatnonzero(np.asarray(changed.to_numpy(zero_copy_only=False), bool)) + 1))
+
+
+def _chunk_ends(run_starts: np.ndarray, n_rows: int, chunk_rows: int) -> list[int]:
+    """Cut points at qid boundaries, each chunk at most chunk_rows unless one query is bigger."""
+    ends: list[int] = []
+    position = 0
+    while position < n_rows:
+        target = position + chunk_rows
+        if target >= n_rows:
+            end = n_rows
+        else:
+            index = int(np.searchsorted(run_starts, target, side="right")) - 1
+            end = int(run_starts[index])
+            if end <= position:  # one query larger than chunk_rows: take it whole
+                index = int(np.searchsorted(run_starts, position, side="right"))
+                end = int(run_starts[index]) if index < len(run_starts) else n_rows
+        ends.append(end)
+        position = end
+    return ends
+
+
+def _group_by_qid(run: pa.Table) -> pa.Table:
+    """Stable grouping: queries in order of first appearance, rows in input order within a query."""
+    first_seen_codes = pc.dictionary_encode(run["qid"]).combine_chunks().indices
+    return run.take(pc.sort_indices(first_seen_codes, sort_keys=[("", "ascending")]))
+
+
+def _chunks_of_table(run: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
+    starts = _qid_run_starts(run["qid"])
+    if len(starts) != pc.count_distinct(run["qid"]).as_py():
+        run = _group_by_qid(run)
+        starts = _qid_run_starts(run["qid"])
+    position = 0
+    for end in _chunk_ends(starts, run.num_rows, chunk_rows):
+        yield run.slice(position, end - position).combine_chunks()
+        position = end
+
+
+def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
+    """True when every qid's rows are contiguous; reads only the qid column, batch by batch.
+
+    The column is read dictionary-encoded so no string is materialised per row.
+    """
+    import pyarrow.parquet as pq
+
+    finished: set[object] = set()
+    current: object = None
+    parquet_file = pq.ParquetFile(path, read_dictionary=[qid_column])
+    for batch in parquet_file.iter_batches(batch_size=1 << 20, columns=[qid_column]):
+        qids = batch.column(0)
+        if pa.types.is_dictionary(qids.type):
+            codes = qids.indices.to_numpy(zero_copy_only=False)
+            starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1)) if len(codes) else codes
+            run_values = qids.dictionary.take(pa.array(codes[starts])) if len(codes) else qids.dictionary[:0]
+        else:
+            run_values = qids.take(pa.array(_qid_run_starts(qids)))
+        for value in run_values.to_pylist():  # one object per query run, not per row
+            if value == current:
+                continue
+            if value in finished:
+                return False
+            if current is not None:
+                finished.add(current)
+            current = value
+    return True
+
+
+def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], maxp: bool,
+                            chunk_rows: int) -> Iterator[pa.Table]:
+    pending: list[pa.Table] = []
+    pending_rows = 0
+    first_row = 0  # 0-based file row of pending[0]'s first row
+    trailing_qid: pa.Scalar | None = None  # qid of the last pending row, once a cut was tried
+    batches = parquet_file.iter_batches(batch_size=min(chunk_rows, 1 << 16), columns=list(picked.values()))
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"corrupt parquet file: expected readable column data ({exc})",
+                             path, first_row + pending_rows + 1) from None
+        if batch is not None:
+            continues_one_query = pending_rows >= chunk_rows and _only_value(batch.column(picked["qid"]), trailing_qid)
+            pending.append(pa.Table.from_batches([batch]))
+            pending_rows += batch.num_rows
+            if pending_rows < chunk_rows or continues_one_query:  # a huge query: no new cut point yet
+                continue
+        if not pending:
+            return
+        combined = pa.concat_tables(pending)
+        ends = _chunk_ends(_qid_run_starts(combined[picked["qid"]]), combined.num_rows, chunk_rows)
+        if batch is not None:
+            ends = ends[:-1]  # the last chunk may hold a query that continues in the next batch
+        position = 0
+        for end in ends:
+            yield _validated_chunk(combined.slice(position, end - position), picked, path,
+                                   LineNumbers(first_row + position + 1), maxp)
+            position = end
+        first_row += position
+        if batch is None:
+            return
+        pending = [combined.slice(position)]
+        pending_rows = combined.num_rows - position
+        trailing_qid = combined[picked["qid"]][combined.num_rows - 1]
+
+
+def _only_value(values: pa.Array, value: pa.Scalar | None) -> bool:
+    """True when every entry of ``values`` equals ``value``."""
+    if value is None or len(values) == 0:
+        return False
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if values.type != value.type:
+        return False
+    return bool(pc.all(pc.equal(values, value)).as_py())
+
+
+def _validated_chunk(raw: pa.Table, picked: dict[str, str], path: Path, numbers: LineNumbers,
+                     maxp: bool) -> pa.Table:
+    chunk = _canonical_run(raw[picked["qid"]], raw[picked["docid"]], raw[picked["score"]], path, numbers)
+    check_unique_pairs(chunk, path, numbers)
+    return apply_maxp(chunk) if maxp else chunk
+
+
+def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = False,
+                    chunk_rows: int = 1_000_000) -> Iterator[pa.Table]:
+    """Yield a run in query-aligned chunks of about ``chunk_rows`` rows.
+
+    Every qid's rows are in exactly one chunk, contiguous and in input order. A parquet file
+    grouped by qid is streamed (memory independent of file size) and validated chunk by chunk, so
+    an error in a late row surfaces only when its chunk is reached; an ungrouped parquet file or a
+    text format is read and validated whole, then grouped stably (queries in first-seen order).
+    Opening, format and column errors are raised at call time, not at the first ``next``.
+    """
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be >= 1")
+    path = Path(path)
+    fmt = _checked_format(fmt, path, detect_run_format)
+    if fmt == "parquet":
+        parquet_file = _open_parquet(path)
+        picked = _pick_parquet_columns(parquet_file, RUN_COLUMN_NAMES, path)
+        _require_rows(parquet_file.metadata.num_rows, path, "run")
+        try:
+            grouped = _parquet_is_grouped(path, picked["qid"])
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"corrupt parquet file: expected readable column data ({exc})", path) from None
+        if grouped:
+            return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows)
+    return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows)
+
+
+# ----------------------------------------------------------------------------- qrels
+
+def read_qrels(path: str | Path, *, fmt: str | None = None) -> pa.Table:
+    """Read qrels as ``qid, docid, relevance`` (int64 >= 0) in input order.
+
+    Exact duplicate judgements are collapsed to their first occurrence; conflicting grades for one
+    (qid, docid) are an error.
+    """
+    path = Path(path)
+    fmt = _checked_format(fmt, path, detect_qrels_format)
+    if fmt == "trec":
+        lines = _read_lines(path)
+        _require_rows(len(lines.text), path, "qrels")
+        qids, _, docids, grades = _split_whitespace_columns(lines, path, 4, _TREC_QRELS_LAYOUT)
+        columns, numbers = {"qid": qids, "docid": docids, "relevance": grades}, lines.numbers
+    elif fmt == "parquet":
+        columns, numbers = _read_parquet_table(path, QRELS_COLUMN_NAMES, "qrels"), LineNumbers(1)
+    elif fmt == "jsonl":
+        columns, numbers = _read_jsonl_table(path, QRELS_COLUMN_NAMES, "qrels")
+    else:
+        columns, numbers = _read_delimited_table(path, "," if fmt == "csv" else "\t", QRELS_COLUMN_NAMES, "qrels")
+    return _qrels_from_columns(columns, path, numbers)
+
+
+def _qrels_from_columns(columns: dict[str, pa.Array], path: Path, numbers: LineNumbers) -> pa.Table:
+    qrels = pa.table({"qid": _as_id(columns["qid"], "qid", path, numbers),
+                      "docid": _as_id(columns["docid"], "docid", path, numbers),
+                      "relevance": _as_grades(columns["relevance"], path, numbers)}, schema=QRELS_SCHEMA)
+    return _deduplicated_qrels(qrels, path, numbers)
+
+
+def _deduplicated_qrels(qrels: pa.Table, path: Path, numbers: LineNumbers) -> pa.Table:
+    if qrels.num_rows < 2 or not _has_repeated_pairs(qrels):
+        return qrels
+    pair_codes = _pair_codes(qrels)
+    _, first_rows, inverse = np.unique(pair_codes, return_index=True, return_inverse=True)
+    grades = qrels["relevance"].to_numpy()
+    conflicting = np.flatnonzero(grades != grades[first_rows[inverse]])
+    if len(conflicting):
+        row = int(conflicting[0])
+        first_row = int(first_rows[inverse[row]])
+        raise _fail(f"conflicting grades for document {_shown(qrels['docid'][row].as_py())} of query "
+                    f"{_shown(qrels['qid'][row].as_py())}: {grades[row]} here, {grades[first_row]} on line "
+                    f"{numbers.of(first_row)}; expected one grade per (qid, docid)", path, numbers, row)
+    return qrels.take(pa.array(np.sort(first_rows)))
+
+
+# ----------------------------------------------------------------------------- in-memory tables
+
+def _require_columns(table: pa.Table, wanted: dict[str, tuple[str, ...]], source: str) -> dict[str, pa.ChunkedArray]:
+    picked = _pick_columns(table.column_names, wanted, Path(source))
+    return {name: table.column(index) for name, index in picked.items()}
+
+
+def validate_run(table_or_df, source: str = "<run table>") -> pa.Table:
+    """An in-memory run (pa.Table / DataFrame) cast to ``RUN_SCHEMA`` and validated like a file.
+
+    Errors name ``source`` and the 1-based row as the line. Column aliases are accepted.
+    """
+    path = Path(source)
+    columns = _require_columns(_as_arrow(table_or_df), RUN_COLUMN_NAMES, source)
+    run = _canonical_run(columns["qid"], columns["docid"], columns["score"], path, LineNumbers(1))
+    check_unique_pairs(run, path, LineNumbers(1))
+    return run
+
+
+def validate_qrels(table_or_df, source: str = "<qrels table>") -> pa.Table:
+    """In-memory qrels cast to ``QRELS_SCHEMA``, validated and de-duplicated like a file."""
+    path = Path(source)
+    columns = _require_columns(_as_arrow(table_or_df), QRELS_COLUMN_NAMES, source)
+    return _qrels_from_columns(columns, path, LineNumbers(1))
+
+
+# ----------------------------------------------------------------------------- writers
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` atomically.
+
+    On any exception (KeyboardInterrupt included) the temporary file is removed and ``path`` is left
+    untouched. The temporary name ends in ``.tmp`` so globs like ``*.parquet`` never see it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)
+    temporary = Path(temporary_name)
+    try:
+        yield temporary
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        with open(temporary, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _as_arrow(table_or_df) -> pa.Table:
+    if isinstance(table_or_df, pa.Table):
+        return table_or_df
+    if isinstance(table_or_df, pa.RecordBatch):
+        return pa.Table.from_batches([table_or_df])
+    return pa.Table.from_pandas(table_or_df, preserve_index=False)
+
+
+def write_parquet_atomic(table_or_df, path: str | Path) -> None:
+    """Write a pyarrow Table or pandas DataFrame to parquet via a temp file and rename."""
+    import pyarrow.parquet as pq
+
+    table = _as_arrow(table_or_df)
+    with atomic_path(path) as temporary:
+        pq.write_table(table, temporary)
+
+
+def _run_for_writing(table_or_df, path: Path) -> pa.Table:
+    table = _as_arrow(table_or_df)
+    missing = [name for name in RUN_SCHEMA.names if name not in table.column_names]
+    if missing:
+        raise ValueError(f"write_run needs columns qid, docid, score; missing {', '.join(missing)}")
+    numbers = LineNumbers(1)
+    return _canonical_run(table["qid"], table["docid"], table["score"], path, numbers)
+
+
+def _ranks_by_score(run: pa.Table) -> pa.Array:
+    """1-based rank of each row within its query by descending score (ties: input order)."""
+    qid_codes = pc.dictionary_encode(run["qid"]).combine_chunks().indices.to_numpy()
+    scores = run["score"].to_numpy()
+    order = np.lexsort((np.arange(run.num_rows), -scores, qid_codes))
+    sorted_codes = qid_codes[order]
+    group_starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
+    group_sizes = np.diff(np.append(group_starts, run.num_rows))
+    ranks_sorted = np.arange(run.num_rows) - np.repeat(group_starts, group_sizes) + 1
+    ranks = np.empty(run.num_rows, dtype=np.int64)
+    ranks[order] = ranks_sorted
+    return pa.array(ranks)
+
+
+def _trec_text(run: pa.Table, tags: pa.Array | None, path: Path) -> pa.Array:
+    for name in ("qid", "docid"):
+        bad = _first_true(pc.or_(pc.match_substring_regex(run[name], r"\s"), pc.equal(run[name], "")))
+        if bad is not None:
+            raise ValueError(f"cannot write {name} {run[name][bad].as_py()!r} (row {bad + 1}) to TREC text "
+                             f"{path}: ids must be non-empty and contain no whitespace")
+    tag = tags if tags is not None else pa.array(np.full(run.num_rows, "evalcore", dtype=object), pa.string())
+    n_rows = run.num_rows
+    q0 = pa.array(np.full(n_rows, "Q0", dtype=object), pa.string()) if n_rows else pa.array([], pa.string())
+    return pc.binary_join_element_wise(
+        run["qid"], q0, run["docid"], _ranks_by_score(run).cast(pa.string()),
+        run["score"].cast(pa.string()), tag, " ")
+
+
+def write_run(table, path: str | Path, *, fmt: str | None = None) -> None:
+    """Write a run (``qid, docid, score`` [+ ``tag``]) atomically; format from ``fmt`` or extension.
+
+    TREC text gets ``qid Q0 docid rank score tag`` lines in input order, rank by descending score.
+    Scores are written with the shortest text that reads back to the same float64.
+    """
+    path = Path(path)
+    fmt = fmt.lower() if fmt else _EXTENSION_FORMATS.get(path.suffix.lower(), "trec")
+    fmt = _FORMAT_ALIASES.get(fmt, fmt)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown run format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    source = _as_arrow(table)
+    run = _run_for_writing(source, path)
+    if fmt == "parquet":
+        write_parquet_atomic(run, path)
+        return
+    with atomic_path(path) as temporary:
+        if fmt == "trec":
+            tags = source["tag"].combine_chunks().cast(pa.string()) if "tag" in source.column_names else None
+            _write_lines(_trec_text(run, tags, path), temporary)
+        elif fmt in ("csv", "tsv"):
+            import pyarrow.csv as pacsv
+
+            pacsv.write_csv(run, temporary, pacsv.WriteOptions(delimiter="," if fmt == "csv" else "\t"))
+        else:
+            _write_jsonl(run, temporary)
+
+
+_WRITE_BLOCK_ROWS = 1 << 20
+
+
+def _write_lines(lines: pa.Array, path: Path) -> None:
+    with open(path, "wb") as handle:
+        for start in range(0, len(lines), _WRITE_BLOCK_ROWS):
+            block = lines.slice(start, _WRITE_BLOCK_ROWS)
+            handle.write(_concatenated_values(pc.binary_join_element_wise(block, "", "\n")))
+
+
+def _write_jsonl(run: pa.Table, path: Path) -> None:
+    import duckdb
+
+    connection = duckdb.connect()
+    try:
+        connection.register("run_rows", run)
+        target = str(path).replace("'", "''")
+        connection.execute(f"COPY (SELECT qid, docid, score FROM run_rows) TO '{target}' (FORMAT JSON)")
+    finally:
+        connection.close()
