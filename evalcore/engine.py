@@ -121,11 +121,18 @@ def _query_aligned(table: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
         yield table.slice(lo, hi - lo)
 
 
+def formats_unchecked_key() -> bytes:
+    from evalcore.formats import UNCHECKED_PAIRS_KEY
+
+    return UNCHECKED_PAIRS_KEY
+
+
 def _run_chunks(run, maxp: bool, chunk_rows: int) -> Iterator[pa.Table]:
     if isinstance(run, (str, Path)):
         from evalcore import formats
 
-        yield from formats.iter_run_chunks(run, maxp=maxp, chunk_rows=chunk_rows)
+        # streamed parquet chunks skip the reader's duplicate check: the engine hashes ids per query
+        yield from formats.iter_run_chunks(run, maxp=maxp, chunk_rows=chunk_rows, check_duplicates=False)
         return
     table = _table_from(run, "score", "run")
     if maxp:
@@ -152,7 +159,7 @@ def _qrels_table(qrels) -> pa.Table:
 # ------------------------------------------------------------------------------------------------ qrels
 
 class QrelsIndex:
-    """The qrels as sorted 64-bit (query, document) keys, relevant counts and ideal DCGs."""
+    """The qrels grouped by query (for per-chunk gain look-ups), relevant counts and ideal DCGs."""
 
     def __init__(self, qrels: pa.Table, metrics: list[Metric]) -> None:
         qid_encoded = pc.dictionary_encode(qrels["qid"]).combine_chunks()
@@ -161,19 +168,16 @@ class QrelsIndex:
         grade = qrels["relevance"].to_numpy().astype(np.float64)
         docids = qrels["docid"].combine_chunks() if isinstance(qrels["docid"], pa.ChunkedArray) else qrels["docid"]
         n_queries = len(self.qids)
-        pair = id_keys.combine(query, id_keys.string_keys(docids))
-        order = np.argsort(pair, kind="stable")
-        self.pair_keys = pair[order]
-        self.pair_grades = grade[order]
-        self.pair_queries = query[order]
-        self.pair_docids = docids.take(pa.array(order))
+        by_query = np.argsort(query, kind="stable")
+        self.offsets = np.r_[0, np.cumsum(np.bincount(query, minlength=n_queries))]
+        self.docids = docids.take(pa.array(by_query))
+        self.grades = grade[by_query]
         self.n_relevant = np.bincount(query, weights=(grade >= 1), minlength=n_queries)
 
         # ideal DCG per cutoff: judged grades sorted descending inside each query
         by_grade = np.lexsort((-grade, query))
         sorted_query, sorted_grade = query[by_grade], grade[by_grade]
-        first = np.r_[0, np.flatnonzero(sorted_query[1:] != sorted_query[:-1]) + 1]
-        rank0 = np.arange(len(sorted_query)) - np.repeat(first, np.diff(np.r_[first, len(sorted_query)]))
+        rank0 = np.arange(len(sorted_query)) - self.offsets[sorted_query]
         gain_at_rank = sorted_grade * discounts(len(sorted_grade) + 1)[rank0] if len(sorted_grade) else sorted_grade
         self.ideal_dcg: dict[int | None, np.ndarray] = {}
         for metric in metrics:
@@ -187,26 +191,46 @@ class QrelsIndex:
         found = pc.index_in(qids, value_set=self.qids)
         return pc.fill_null(found, -1).to_numpy().astype(np.int64)
 
-    def gains(self, query_index_per_row: np.ndarray, docids: pa.Array) -> np.ndarray:
-        """Grade of each (query, document) row, 0 when unjudged.
+    def gains(self, chunk_queries: np.ndarray, lengths: np.ndarray, docids: pa.Array) -> np.ndarray:
+        """Grade of every row of a chunk (0 when unjudged); ``chunk_queries`` holds each query run's
+        qrels position (-1 when absent) and ``lengths`` its number of rows.
 
-        Keys locate candidate matches; every candidate is confirmed by comparing the document ids, and
-        equal keys inside the qrels (a 64-bit collision) are walked one by one, so the result is exact.
+        Only the judged documents of the chunk's own queries are hashed into the look-up set, and
+        matches are confirmed on exact integer (query, document) codes.
         """
-        gains = np.zeros(len(query_index_per_row), dtype=np.float64)
-        if not len(self.pair_keys):
+        gains = np.zeros(int(lengths.sum()), dtype=np.float64)
+        judged_queries = chunk_queries[chunk_queries >= 0]
+        counts = self.offsets[judged_queries + 1] - self.offsets[judged_queries]
+        if counts.sum() == 0:
             return gains
-        rows = np.flatnonzero(query_index_per_row >= 0)
-        keys = id_keys.combine(query_index_per_row[rows], id_keys.string_keys(docids.take(pa.array(rows))))
-        lo = np.searchsorted(self.pair_keys, keys, side="left")
-        hi = np.searchsorted(self.pair_keys, keys, side="right")
-        for shift in range(int((hi - lo).max(initial=0))):  # > 1 only on a key collision inside the qrels
-            candidate = np.flatnonzero(lo + shift < hi)
-            at = lo[candidate] + shift
-            same = (self.pair_queries[at] == query_index_per_row[rows[candidate]]) & id_keys.equal_strings(
-                docids.take(pa.array(rows[candidate])), self.pair_docids.take(pa.array(at)))
-            gains[rows[candidate[same]]] = self.pair_grades[at[same]]
+        qrels_rows = np.repeat(self.offsets[judged_queries], counts) + (
+            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
+        judged_docids = self.docids.take(pa.array(qrels_rows))
+        distinct = pc.unique(judged_docids)
+        judged_code = np.repeat(judged_queries, counts) * len(distinct) + pc.index_in(
+            judged_docids, value_set=distinct).to_numpy()
+        order = np.argsort(judged_code)
+        judged_code, judged_grade = judged_code[order], self.grades[qrels_rows][order]
+        row_doc = pc.fill_null(pc.index_in(docids, value_set=distinct), -1).to_numpy()
+        row_query = np.repeat(chunk_queries, lengths)
+        rows = np.flatnonzero((row_doc >= 0) & (row_query >= 0))
+        code = row_query[rows] * len(distinct) + row_doc[rows]
+        at = np.minimum(np.searchsorted(judged_code, code), len(judged_code) - 1)
+        hit = judged_code[at] == code
+        gains[rows[hit]] = judged_grade[at[hit]]
         return gains
+
+
+def _has_repeated_ids(hashes: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether some query repeats a document hash (a duplicate, or a rare collision to confirm)."""
+    if len(hashes) < 2:
+        return False
+    if (lengths == lengths[0]).all():  # every query equally deep: sort inside rows, cache friendly
+        rows = np.sort(hashes.reshape(-1, int(lengths[0])), axis=1)
+        return bool((rows[:, 1:] == rows[:, :-1]).any())
+    keyed = np.sort(hashes ^ (np.repeat(np.arange(len(lengths), dtype=np.uint64), lengths)
+                               * np.uint64(0x9E3779B97F4A7C15)))
+    return bool((keyed[1:] == keyed[:-1]).any())
 
 
 # ---------------------------------------------------------------------------------------------- tie keys
@@ -232,7 +256,8 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
 
 # ------------------------------------------------------------------------------------------------ driver
 
-def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy) -> pd.DataFrame | None:
+def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy,
+                    source: str | Path | None = None) -> pd.DataFrame | None:
     qid_column = chunk["qid"].combine_chunks() if isinstance(chunk["qid"], pa.ChunkedArray) else chunk["qid"]
     docid_column = chunk["docid"].combine_chunks() if isinstance(chunk["docid"], pa.ChunkedArray) else chunk["docid"]
     scores = chunk["score"].to_numpy()
@@ -242,14 +267,18 @@ def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], p
     changes = pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)).to_numpy(zero_copy_only=False)
     starts = np.r_[0, np.flatnonzero(changes) + 1]
     lengths = np.diff(np.r_[starts, n_rows])
+    if chunk.schema.metadata and formats_unchecked_key() in chunk.schema.metadata:
+        hashes = id_keys.string_hashes(docid_column)
+        if hashes is None or _has_repeated_ids(hashes, lengths):
+            from evalcore import formats
+
+            formats.raise_duplicate_pairs(chunk, source)
     chunk_qids = qid_column.take(pa.array(starts))
     qrels_query = truth.query_index(chunk_qids)
     kept = np.flatnonzero(qrels_query >= 0)
     if kept.size == 0:
         return None
-
-    row_query_in_qrels = np.repeat(qrels_query, lengths)
-    gains = truth.gains(row_query_in_qrels, docid_column)
+    gains = truth.gains(qrels_query, lengths, docid_column)
 
     # queries of similar length share a block (lengths rounded up to a power of two), padded to the
     # longest query of the block: padding stays below 2x whatever the length distribution
@@ -302,7 +331,7 @@ def _block_frame(qids: pa.Array, lengths: np.ndarray, values: dict, metrics: lis
 
 
 def _map_chunks(chunks: Iterator[pa.Table], truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy,
-                threads: int | None) -> Iterator[pd.DataFrame | None]:
+                threads: int | None, source: str | Path | None = None) -> Iterator[pd.DataFrame | None]:
     """Evaluate chunks on a small thread pool (numpy and Arrow release the GIL), results in input order."""
     import os
     from collections import deque
@@ -311,12 +340,12 @@ def _map_chunks(chunks: Iterator[pa.Table], truth: QrelsIndex, metrics: list[Met
     workers = threads or min(4, os.cpu_count() or 1)
     if workers <= 1:
         for chunk in chunks:
-            yield _evaluate_chunk(chunk, truth, metrics, policy)
+            yield _evaluate_chunk(chunk, truth, metrics, policy, source)
         return
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: deque = deque()
         for chunk in chunks:
-            pending.append(pool.submit(_evaluate_chunk, chunk, truth, metrics, policy))
+            pending.append(pool.submit(_evaluate_chunk, chunk, truth, metrics, policy, source))
             if len(pending) >= 2 * workers:
                 yield pending.popleft().result()
         while pending:
@@ -345,7 +374,8 @@ def evaluate(
     parsed = parse_metrics(metrics)
     policy = parse_tie_policy(tie_policy)
     truth = QrelsIndex(_qrels_table(qrels), parsed)
-    frames = [f for f in _map_chunks(_run_chunks(run, maxp, chunk_rows), truth, parsed, policy, threads)
+    source = run if isinstance(run, (str, Path)) else None
+    frames = [f for f in _map_chunks(_run_chunks(run, maxp, chunk_rows), truth, parsed, policy, threads, source)
               if f is not None]
     result = pd.concat(frames, ignore_index=True) if frames else _empty_result()
     if include_missing:

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalcore.errors import InputError
+from evalcore.id_keys import string_hashes
 
 RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64())])
 QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("relevance", pa.int64())])
@@ -458,42 +459,10 @@ def _pair_codes(table: pa.Table) -> np.ndarray:
             + doc_codes.indices.to_numpy().astype(np.int64))
 
 
-_HASHED_ID_MAX_BYTES = 256
-
-
-def _string_hashes(strings: pa.Array) -> np.ndarray | None:
-    """A 64-bit hash per string, vectorised over 8-byte words (one numpy pass per 8 bytes).
-
-    None when some string is longer than _HASHED_ID_MAX_BYTES (the caller then hashes with arrow).
-    """
-    is_large = pa.types.is_large_string(strings.type)
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64 if is_large else np.int32)
-    offsets = offsets[strings.offset: strings.offset + len(strings) + 1].astype(np.int64)
-    lengths = np.diff(offsets)
-    longest = int(lengths.max()) if len(lengths) else 0
-    if longest > _HASHED_ID_MAX_BYTES:
-        return None
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8) if longest else np.zeros(0, np.uint8)
-    padded = np.zeros(len(data) + 8, dtype=np.uint8)
-    padded[: len(data)] = data
-    # little-endian uint64 starting at every byte offset (unaligned view, no copy)
-    words_at = np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
-    hashes = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    starts = offsets[:-1]
-    for word_start in range(0, longest, 8):
-        words = words_at[np.minimum(starts + word_start, len(data))]
-        remaining = np.clip(lengths - word_start, 0, 8).astype(np.uint64)
-        partial_mask = (np.uint64(1) << (np.minimum(remaining, np.uint64(7)) * np.uint64(8))) - np.uint64(1)
-        words &= np.where(remaining == 8, np.uint64(0xFFFFFFFFFFFFFFFF), partial_mask)
-        hashes = (hashes ^ words) * np.uint64(0x100000001B3)
-        hashes ^= hashes >> np.uint64(29)
-    return hashes
-
-
 def _has_repeated_pairs(table: pa.Table) -> bool:
     """Cheap check: False means every (qid, docid) is unique; True may be a (rare) hash collision."""
     docids = table.column("docid").combine_chunks()
-    hashes = _string_hashes(docids)
+    hashes = string_hashes(docids)
     if hashes is None:
         distinct = table.select(["qid", "docid"]).group_by(["qid", "docid"]).aggregate([]).num_rows
         return distinct < table.num_rows
@@ -750,7 +719,7 @@ def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
 
 
 def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], maxp: bool,
-                            chunk_rows: int) -> Iterator[pa.Table]:
+                            chunk_rows: int, check_duplicates: bool = True) -> Iterator[pa.Table]:
     pending: list[pa.Table] = []
     pending_rows = 0
     first_row = 0  # 0-based file row of pending[0]'s first row
@@ -777,7 +746,7 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         position = 0
         for end in ends:
             yield _validated_chunk(combined.slice(position, end - position), picked, path,
-                                   LineNumbers(first_row + position + 1), maxp)
+                                   LineNumbers(first_row + position + 1), maxp, check_duplicates)
             position = end
         first_row += position
         if batch is None:
@@ -798,15 +767,29 @@ def _only_value(values: pa.Array, value: pa.Scalar | None) -> bool:
     return bool(pc.all(pc.equal(values, value)).as_py())
 
 
+UNCHECKED_PAIRS_KEY = b"evalcore.unchecked_pairs_first_line"
+
+
 def _validated_chunk(raw: pa.Table, picked: dict[str, str], path: Path, numbers: LineNumbers,
-                     maxp: bool) -> pa.Table:
+                     maxp: bool, check_duplicates: bool = True) -> pa.Table:
     chunk = _canonical_run(raw[picked["qid"]], raw[picked["docid"]], raw[picked["score"]], path, numbers)
-    check_unique_pairs(chunk, path, numbers)
-    return apply_maxp(chunk) if maxp else chunk
+    if check_duplicates or maxp:
+        check_unique_pairs(chunk, path, numbers)
+        return apply_maxp(chunk) if maxp else chunk
+    # the caller checks (qid, docid) uniqueness itself; keep what it needs to name the line
+    return chunk.replace_schema_metadata({UNCHECKED_PAIRS_KEY: str(numbers.first).encode()})
+
+
+def raise_duplicate_pairs(chunk: pa.Table, path: str | Path) -> None:
+    """For a chunk streamed with ``check_duplicates=False``: raise the exact duplicate error (file and
+    line of the repeated row); returns quietly when the suspected duplicate was a hash collision."""
+    metadata = chunk.schema.metadata or {}
+    first_line = int(metadata.get(UNCHECKED_PAIRS_KEY, b"1"))
+    check_unique_pairs(chunk.replace_schema_metadata(None), path, LineNumbers(first_line))
 
 
 def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = False,
-                    chunk_rows: int = 1_000_000) -> Iterator[pa.Table]:
+                    chunk_rows: int = 1_000_000, check_duplicates: bool = True) -> Iterator[pa.Table]:
     """Yield a run in query-aligned chunks of about ``chunk_rows`` rows.
 
     Every qid's rows are in exactly one chunk, contiguous and in input order. A parquet file
@@ -814,6 +797,9 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
     an error in a late row surfaces only when its chunk is reached; an ungrouped parquet file or a
     text format is read and validated whole, then grouped stably (queries in first-seen order).
     Opening, format and column errors are raised at call time, not at the first ``next``.
+    ``check_duplicates=False`` lets a caller that hashes document ids anyway (the engine) check
+    (qid, docid) uniqueness of streamed chunks itself; such chunks carry ``UNCHECKED_PAIRS_KEY``
+    metadata and :func:`raise_duplicate_pairs` produces the exact error.
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be >= 1")
@@ -828,7 +814,7 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"corrupt parquet file: expected readable column data ({exc})", path) from None
         if grouped:
-            return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows)
+            return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows, check_duplicates)
     return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows)
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from evalcore import formats
 from evalcore.errors import InputError
+from evalcore.id_keys import string_hashes
 from evalcore.formats import (
     atomic_path,
     detect_qrels_format,
@@ -603,5 +604,5 @@ def test_cheap_duplicate_check_sees_ids_that_differ_only_late_or_by_length() -> 
     table = run_table(qids, docids, [1.0] * len(docids))
     assert formats._has_repeated_pairs(table)  # the last docid repeats the sixth
     assert not formats._has_repeated_pairs(table.slice(0, 7))
-    hashes = formats._string_hashes(pa.array(docids[:7]))
+    hashes = string_hashes(pa.array(docids[:7]))
     assert len(set(hashes.tolist())) == 7
