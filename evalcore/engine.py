@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,6 +21,9 @@ from evalcore import id_keys
 from evalcore.errors import InputError
 from evalcore.metrics import Metric, parse_metrics
 from evalcore.ties import QueryBlock, QueryTruth, TieKey, discounts, evaluate_block
+
+if TYPE_CHECKING:  # pandas is imported lazily: the CLI path never needs it
+    import pandas as pd
 
 TIE_POLICIES = ("docid-desc", "docid-asc", "input-order", "random:SEED")
 RESULT_COLUMNS = ["qid", "metric", "oblivious", "expected", "min", "max", "n_candidates", "tied_at_cutoff"]
@@ -66,7 +68,7 @@ def _table_from(obj, value_column: str, what: str) -> pa.Table:
             docids.extend(str(d) for d in docs)
             values.extend(docs.values())
         obj = pa.table({"qid": qids, "docid": docids, value_column: values})
-    elif isinstance(obj, pd.DataFrame):
+    elif type(obj).__name__ == "DataFrame":
         obj = pa.Table.from_pandas(obj, preserve_index=False)
     if not isinstance(obj, pa.Table):
         raise TypeError(f"{what} must be a path, a pandas DataFrame, a pyarrow Table or a dict, got {type(obj).__name__}")
@@ -244,6 +246,8 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
         chunk_rows = pa.array(row_of(rows, cols))
         if policy.name == "random":
             joined = pc.binary_join_element_wise(qids.take(chunk_rows), docids.take(chunk_rows), "\x1f")
+            import pandas as pd
+
             hashed = pd.util.hash_array(joined.to_numpy(zero_copy_only=False),
                                         hash_key=f"{policy.seed % 16**16:016x}", categorize=False)
             return (hashed >> np.uint64(11)).astype(np.float64)  # 53 bits: exact in float64
@@ -257,7 +261,7 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
 # ------------------------------------------------------------------------------------------------ driver
 
 def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy,
-                    source: str | Path | None = None) -> pd.DataFrame | None:
+                    source: str | Path | None = None) -> pa.Table | None:
     qid_column = chunk["qid"].combine_chunks() if isinstance(chunk["qid"], pa.ChunkedArray) else chunk["qid"]
     docid_column = chunk["docid"].combine_chunks() if isinstance(chunk["docid"], pa.ChunkedArray) else chunk["docid"]
     scores = chunk["score"].to_numpy()
@@ -296,7 +300,7 @@ def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], p
             key = _oblivious_key(policy, qid_column, docid_column, lambda r, c, s=block_starts: s[r] + c)
             values = evaluate_block(block, metrics, query_truth, key)
             frames.append(_block_frame(chunk_qids.take(pa.array(queries)), block.lengths, values, metrics))
-    return pd.concat(frames, ignore_index=True)
+    return pa.concat_tables(frames)
 
 
 def _pad_block(queries: np.ndarray, starts: np.ndarray, lengths: np.ndarray, scores: np.ndarray,
@@ -319,19 +323,26 @@ def _pad_block(queries: np.ndarray, starts: np.ndarray, lengths: np.ndarray, sco
     return QueryBlock(block_scores.reshape(-1, width), block_gains.reshape(-1, width), query_lengths)
 
 
-def _block_frame(qids: pa.Array, lengths: np.ndarray, values: dict, metrics: list[Metric]) -> pd.DataFrame:
+RESULT_SCHEMA = pa.schema([
+    ("qid", pa.string()), ("metric", pa.string()), ("oblivious", pa.float64()), ("expected", pa.float64()),
+    ("min", pa.float64()), ("max", pa.float64()), ("n_candidates", pa.int64()), ("tied_at_cutoff", pa.bool_()),
+])
+
+
+def _block_frame(qids: pa.Array, lengths: np.ndarray, values: dict, metrics: list[Metric]) -> pa.Table:
     n = len(qids)
-    return pd.DataFrame({
-        "qid": np.tile(qids.to_numpy(zero_copy_only=False), len(metrics)),
-        "metric": np.repeat([str(m) for m in metrics], n),
-        **{kind: np.concatenate([values[kind][m] for m in metrics]) for kind in ("oblivious", "expected", "min", "max")},
-        "n_candidates": np.tile(lengths, len(metrics)),
-        "tied_at_cutoff": np.concatenate([values["tied_at_cutoff"][m] for m in metrics]),
-    })
+    query_positions = pa.array(np.tile(np.arange(n), len(metrics)))
+    return pa.Table.from_arrays([
+        qids.take(query_positions),
+        pa.array(np.repeat([str(m) for m in metrics], n)),
+        *[pa.array(np.concatenate([values[kind][m] for m in metrics])) for kind in ("oblivious", "expected", "min", "max")],
+        pa.array(np.tile(lengths.astype(np.int64), len(metrics))),
+        pa.array(np.concatenate([values["tied_at_cutoff"][m] for m in metrics])),
+    ], schema=RESULT_SCHEMA)
 
 
 def _map_chunks(chunks: Iterator[pa.Table], truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy,
-                threads: int | None, source: str | Path | None = None) -> Iterator[pd.DataFrame | None]:
+                threads: int | None, source: str | Path | None = None) -> Iterator[pa.Table | None]:
     """Evaluate chunks on a small thread pool (numpy and Arrow release the GIL), results in input order."""
     import os
     from collections import deque
@@ -352,6 +363,36 @@ def _map_chunks(chunks: Iterator[pa.Table], truth: QrelsIndex, metrics: list[Met
             yield pending.popleft().result()
 
 
+def evaluate_table(
+    run,
+    qrels,
+    metrics: str | Iterable[str] = ("ndcg@10",),
+    tie_policy: str = "docid-desc",
+    *,
+    include_missing: bool = False,
+    maxp: bool = False,
+    chunk_rows: int = 1_000_000,
+    threads: int | None = None,
+) -> pa.Table:
+    """:func:`evaluate` as an Arrow table (columns ``RESULT_SCHEMA``), without importing pandas."""
+    parsed = parse_metrics(metrics)
+    policy = parse_tie_policy(tie_policy)
+    truth = QrelsIndex(_qrels_table(qrels), parsed)
+    source = run if isinstance(run, (str, Path)) else None
+    tables = [t for t in _map_chunks(_run_chunks(run, maxp, chunk_rows), truth, parsed, policy, threads, source)
+              if t is not None]
+    if include_missing:
+        seen = pa.concat_tables(tables)["qid"] if tables else pa.array([], pa.string())
+        missing = truth.qids.filter(pc.invert(pc.is_in(truth.qids, value_set=pc.unique(seen))))
+        if len(missing):
+            zeros = {kind: {m: np.zeros(len(missing)) for m in parsed} for kind in ("oblivious", "expected", "min", "max")}
+            zeros["tied_at_cutoff"] = {m: np.zeros(len(missing), dtype=bool) for m in parsed}
+            tables.append(_block_frame(missing, np.zeros(len(missing), dtype=np.int64), zeros, parsed))
+    result = pa.concat_tables(tables) if tables else RESULT_SCHEMA.empty_table()
+    metric_rank = pc.index_in(result["metric"], value_set=pa.array([str(m) for m in parsed]))
+    return result.take(pc.sort_indices(metric_rank))  # metric-major; stable inside a metric
+
+
 def evaluate(
     run,
     qrels,
@@ -362,7 +403,7 @@ def evaluate(
     maxp: bool = False,
     chunk_rows: int = 1_000_000,
     threads: int | None = None,
-) -> pd.DataFrame:
+) -> "pd.DataFrame":
     """Tie-aware per-query metrics: one row per (query, metric) with ``oblivious`` (under
     ``tie_policy``), ``expected`` (over all orderings of tied documents), ``min``, ``max``,
     ``n_candidates`` and ``tied_at_cutoff`` (a tie group holds both rank k and rank k + 1).
@@ -371,41 +412,32 @@ def evaluate(
     Chunks of whole queries are read in order and evaluated by ``threads`` workers (default: the CPU
     count, at most 4); at most two chunks per worker are in memory at once.
     """
-    parsed = parse_metrics(metrics)
-    policy = parse_tie_policy(tie_policy)
-    truth = QrelsIndex(_qrels_table(qrels), parsed)
-    source = run if isinstance(run, (str, Path)) else None
-    frames = [f for f in _map_chunks(_run_chunks(run, maxp, chunk_rows), truth, parsed, policy, threads, source)
-              if f is not None]
-    result = pd.concat(frames, ignore_index=True) if frames else _empty_result()
-    if include_missing:
-        seen = set(result["qid"].unique())
-        missing = [q for q in truth.qids.to_pylist() if q not in seen]
-        if missing:
-            zeros = np.zeros(len(missing) * len(parsed))
-            result = pd.concat([result, pd.DataFrame({
-                "qid": np.tile(np.array(missing, dtype=object), len(parsed)),
-                "metric": np.repeat([str(m) for m in parsed], len(missing)),
-                "oblivious": zeros, "expected": zeros, "min": zeros, "max": zeros,
-                "n_candidates": np.zeros(len(zeros), dtype=np.int64),
-                "tied_at_cutoff": np.zeros(len(zeros), dtype=bool),
-            })], ignore_index=True)
-    order = {str(m): i for i, m in enumerate(parsed)}
-    result = result.sort_values("metric", key=lambda s: s.map(order), kind="stable", ignore_index=True)
-    return result.astype({"qid": str, "metric": str, "n_candidates": np.int64, "tied_at_cutoff": bool})
+    table = evaluate_table(run, qrels, metrics, tie_policy, include_missing=include_missing, maxp=maxp,
+                           chunk_rows=chunk_rows, threads=threads)
+    return table.to_pandas().astype({"qid": str, "metric": str})
 
 
-def _empty_result() -> pd.DataFrame:
-    return pd.DataFrame({
-        "qid": pd.Series(dtype=str), "metric": pd.Series(dtype=str),
-        **{k: pd.Series(dtype=np.float64) for k in ("oblivious", "expected", "min", "max")},
-        "n_candidates": pd.Series(dtype=np.int64), "tied_at_cutoff": pd.Series(dtype=bool),
-    })
+SUMMARY_COLUMNS = ["metric", "n_queries", "oblivious", "expected", "min", "max", "range", "bias", "tied_share"]
 
 
-def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
+def summary_rows(per_query: pa.Table) -> list[dict]:
+    """:func:`summarize` on an Arrow table, as a list of dicts (no pandas)."""
+    rows = []
+    metrics = per_query["metric"].to_numpy(zero_copy_only=False)
+    for metric in dict.fromkeys(metrics):
+        mask = metrics == metric
+        means = {k: float(per_query[k].to_numpy()[mask].mean()) for k in ("oblivious", "expected", "min", "max")}
+        rows.append({"metric": metric, "n_queries": int(mask.sum()), **means,
+                     "range": means["max"] - means["min"], "bias": means["oblivious"] - means["expected"],
+                     "tied_share": float(per_query["tied_at_cutoff"].to_numpy(zero_copy_only=False)[mask].mean())})
+    return rows
+
+
+def summarize(per_query: "pd.DataFrame") -> "pd.DataFrame":
     """Per metric: query count, mean oblivious / expected / min / max, range = max - min,
     bias = oblivious - expected, and the share of queries with a tie straddling the cutoff."""
+    import pandas as pd
+
     if per_query.empty:
         return pd.DataFrame(columns=["metric", "n_queries", "oblivious", "expected", "min", "max",
                                      "range", "bias", "tied_share"])

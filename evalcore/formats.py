@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import math
 import os
 import tempfile
 import zlib
@@ -88,6 +89,17 @@ def _fail(message: str, path: str | Path, lines: LineNumbers | None, row: int | 
     return InputError(message, path, line)
 
 
+def _one_line(exc: BaseException | None) -> str:
+    """An exception's text on one line (Arrow / thrift messages span several; the CLI prints one)."""
+    text = " ".join(str(exc).split())
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _printable(text: str) -> str:
+    """``text`` as is when printable, else escaped (a header name must not break the one-line message)."""
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
 def _shown(value: object, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 4] + "...'"
@@ -111,7 +123,7 @@ def _first_bytes(path: Path, size: int = 1 << 16) -> bytes:
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", path) from None
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"cannot read file ({exc})", path) from None
+        raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
 
 
 def _first_line_fields(head: bytes) -> tuple[str, list[str]]:
@@ -187,7 +199,7 @@ def _read_bytes(path: Path) -> bytes:
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", path) from None
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"cannot read file ({exc})", path) from None
+        raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
 
 
 def _undecodable_line(data: bytes, start: int) -> tuple[int, str]:
@@ -288,7 +300,7 @@ def _csv_fields(line: str, delimiter: str, path: Path, line_number: int) -> list
         return next(csv.reader([line], delimiter=delimiter, strict=True))
     except (csv.Error, StopIteration) as exc:
         raise InputError(f"expected a {'comma' if delimiter == ',' else 'tab'}-separated line with RFC 4180 "
-                         f"quoting ({exc})", path, line_number) from None
+                         f"quoting ({_one_line(exc)})", path, line_number) from None
 
 
 def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, numbers: LineNumbers,
@@ -332,7 +344,7 @@ def _pick_columns(found: list[str], wanted: dict[str, tuple[str, ...]], path: Pa
     if missing:
         expected = ", ".join(f"{name} (or {', '.join(wanted[name][1:3])})" for name in wanted)
         raise InputError(f"missing column(s) {', '.join(missing)}: expected columns {expected}; "
-                         f"found {', '.join(found) if found else 'no columns'}", path, header_line)
+                         f"found {', '.join(map(_printable, found)) if found else 'no columns'}", path, header_line)
     return picked
 
 
@@ -365,6 +377,11 @@ def _as_id(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: L
         values = values.dictionary_decode()
     _no_nulls(values, name, path, numbers)
     if pa.types.is_string(values.type):
+        try:  # parquet string pages are not UTF-8-checked on read; a damaged one must not reach Python
+            values.validate(full=True)
+        except pa.ArrowInvalid:
+            raise _fail(f"expected UTF-8 text for {name}", path, numbers,
+                        _first_failing_row(values, lambda part: part.validate(full=True))) from None
         return values
     if pa.types.is_floating(values.type):
         return _float_ids_as_text(values)
@@ -376,7 +393,8 @@ def _as_id(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: L
         except pa.ArrowInvalid:
             raise _fail(f"expected UTF-8 text for {name}", path, numbers,
                         _first_failing_row(values, lambda part: part.cast(pa.string()))) from None
-    raise InputError(f"expected column {name} to hold strings or integers, found {values.type}", path)
+    # every row of a typed column has that type: name the first one
+    raise _fail(f"expected column {name} to hold strings or integers, found {values.type}", path, numbers, 0)
 
 
 def _float_ids_as_text(values: pa.Array) -> pa.Array:
@@ -396,7 +414,7 @@ def _as_scores(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumb
     text = values if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) else None
     if text is None and not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)
                              or pa.types.is_decimal(values.type)):
-        raise InputError(f"expected a numeric score column, found {values.type}", path)
+        raise _fail(f"expected a numeric score column, found {values.type}", path, numbers, 0)
     try:
         scores = values.cast(pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -441,7 +459,7 @@ def _as_grades(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumb
             raise _fail(f"{expected}, found {values[bad].as_py()!r}", path, numbers, bad)
         grades = values.cast(pa.int64())
     else:
-        raise InputError(f"expected an integer relevance column, found {values.type}", path)
+        raise _fail(f"expected an integer relevance column, found {values.type}", path, numbers, 0)
     bad = _first_true(pc.less(grades, 0))
     if bad is not None:
         raise _fail(f"{expected}, found {grades[bad].as_py()}", path, numbers, bad)
@@ -575,7 +593,10 @@ def _locate_json_error(lines: _Lines, path: Path, names: dict[str, tuple[str, ..
     for row in range(len(lines.text)):
         text = lines.text[row].as_py()
         try:
-            record = json.loads(text)
+            record = json.loads(text, object_pairs_hook=_json_object_once_per_key,
+                                parse_float=_json_finite_number, parse_int=_json_finite_number)
+        except _JsonValueProblem as problem:
+            return _fail(str(problem), path, lines.numbers, row)
         except ValueError as error:
             return _fail(f"expected one JSON object per line ({error.msg} at column {error.colno})",
                          path, lines.numbers, row)
@@ -589,7 +610,29 @@ def _locate_json_error(lines: _Lines, path: Path, names: dict[str, tuple[str, ..
             if seen[0] is not kind and value is not None:
                 return _fail(f"expected {key!r} to be a {seen[0].__name__} as on line {seen[1]}, "
                              f"found {_shown(value)}", path, lines.numbers, row)
-    return InputError(f"expected one JSON object per line ({exc})", path)
+    return InputError(f"expected one JSON object per line ({_one_line(exc)})", path)
+
+
+class _JsonValueProblem(ValueError):
+    """A JSON line Python parses but pyarrow rejects (a repeated key, a number beyond float64)."""
+
+
+def _json_object_once_per_key(pairs: list[tuple[str, object]]) -> dict:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        repeated = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+        raise _JsonValueProblem(f"expected each key once per JSON object, found {_shown(repeated)} twice")
+    return record
+
+
+def _json_finite_number(text: str) -> float:
+    try:
+        value = float(text)
+    except OverflowError:  # an integer literal beyond float64
+        value = math.inf
+    if not math.isfinite(value):
+        raise _JsonValueProblem(f"expected a number within float64 range, found {_shown(text)} (overflows float64)")
+    return value
 
 
 def _read_parquet_table(path: Path, names: dict[str, tuple[str, ...]], what: str) -> dict[str, pa.Array]:
@@ -598,7 +641,7 @@ def _read_parquet_table(path: Path, names: dict[str, tuple[str, ...]], what: str
     try:
         table = parquet_file.read(columns=list(picked.values()))
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"corrupt parquet file: expected readable column data ({exc})", path) from None
+        raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
     _require_rows(table.num_rows, path, what)
     return {name: table.column(source) for name, source in picked.items()}
 
@@ -611,7 +654,7 @@ def _open_parquet(path: Path):
     try:
         return pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"expected a parquet file, cannot read its footer ({exc})", path) from None
+        raise InputError(f"expected a parquet file, cannot read its footer ({_one_line(exc)})", path) from None
 
 
 def _pick_parquet_columns(parquet_file, names: dict[str, tuple[str, ...]], path: Path) -> dict[str, str]:
@@ -724,12 +767,12 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
     pending_rows = 0
     first_row = 0  # 0-based file row of pending[0]'s first row
     trailing_qid: pa.Scalar | None = None  # qid of the last pending row, once a cut was tried
-    batches = parquet_file.iter_batches(batch_size=min(chunk_rows, 1 << 16), columns=list(picked.values()))
+    batches = _row_group_batches(parquet_file, min(chunk_rows, 1 << 18), list(picked.values()))
     while True:
         try:
             batch = next(batches, None)
         except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"corrupt parquet file: expected readable column data ({exc})",
+            raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})",
                              path, first_row + pending_rows + 1) from None
         if batch is not None:
             continues_one_query = pending_rows >= chunk_rows and _only_value(batch.column(picked["qid"]), trailing_qid)
@@ -754,6 +797,13 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         pending = [combined.slice(position)]
         pending_rows = combined.num_rows - position
         trailing_qid = combined[picked["qid"]][combined.num_rows - 1]
+
+
+def _row_group_batches(parquet_file, batch_size: int, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """Batches of one row group at a time: a single ``iter_batches`` over the whole file keeps
+    allocator memory growing with the file (measured ~7 bytes/row at 100M rows); per row group it stays flat."""
+    for row_group in range(parquet_file.metadata.num_row_groups):
+        yield from parquet_file.iter_batches(batch_size=batch_size, columns=columns, row_groups=[row_group])
 
 
 def _only_value(values: pa.Array, value: pa.Scalar | None) -> bool:
@@ -811,8 +861,8 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
         _require_rows(parquet_file.metadata.num_rows, path, "run")
         try:
             grouped = _parquet_is_grouped(path, picked["qid"])
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"corrupt parquet file: expected readable column data ({exc})", path) from None
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # damaged pages, invalid UTF-8 ids
+            raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
         if grouped:
             return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows, check_duplicates)
     return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows)

@@ -183,3 +183,13 @@ def test_unknown_metric_and_policy_are_rejected():
         evalcore.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["bleu@4"])
     with pytest.raises(ValueError, match="tie policy"):
         evalcore.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["ndcg@4"], tie_policy="alphabetical")
+
+
+def test_arrow_summary_equals_pandas_summary():
+    from evalcore.engine import evaluate_table, summary_rows
+
+    run, qrels = random_run(4)
+    table = evaluate_table(run, qrels, ["ndcg@10", "mrr@5", "p@1"])
+    rows = pd.DataFrame(summary_rows(table))
+    reference = evalcore.summarize(table.to_pandas())
+    pd.testing.assert_frame_equal(rows, reference, check_dtype=False)
