@@ -1,0 +1,275 @@
+"""End to end in real Chromium: ``streamlit run`` on a free port, every page opens, a changed control lands in
+the URL, and that URL opened in a fresh browser context shows the same view. Screenshots of every page go
+to ``test-artifacts/``.
+
+Needs Debian's ``chromium`` (``apt-get install chromium``). Without it the tests skip locally and fail when
+``CI=true``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("TIEBREAK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+sys.path.insert(0, str(ROOT / "tests" / "pages"))
+
+import synthetic_data  # noqa: E402
+
+PAGES = {  # url path -> title
+    "": "Leaderboard", "ties-and-precision": "Ties & precision", "rank-flips": "Rank flips",
+    "instructions": "Instructions", "mcr-vs-full": "MCR vs full", "compare": "Compare",
+}
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def playwright_browser():
+    if not Path(CHROMIUM).exists():
+        _unavailable(f"{CHROMIUM} not found (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free port; returns once ``/_stcore/health`` answers."""
+    port = free_port()
+    log = open(log_path, "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+         "--server.headless", "true", "--server.address", "127.0.0.1", "--", "--data", str(data_dir)],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log_path}")
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as response:
+                if response.status == 200:
+                    return proc, base
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"streamlit did not become healthy in 60 s; see {log_path}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    data_dir = synthetic_data.write_small(tmp_path_factory.mktemp("e2e-data"))
+    proc, base = start_server(data_dir, tmp_path_factory.mktemp("e2e-log") / "streamlit.log")
+    yield base, data_dir
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def wait_idle(page, timeout: float = 60_000) -> None:
+    page.wait_for_selector(IDLE, timeout=timeout)
+    page.wait_for_timeout(300)  # let the last deltas paint
+    page.wait_for_selector(IDLE, timeout=timeout)
+
+
+def open_view(context, url: str):
+    page = context.new_page()
+    page.goto(url)
+    wait_idle(page)
+    return page
+
+
+def screenshot(page, name: str) -> Path:
+    """A full-height screenshot (Streamlit scrolls inside its main block, so grow the viewport first)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    height = page.evaluate("() => Math.max(...[...document.querySelectorAll("
+                           "'[data-testid=stMain], [data-testid=stMainBlockContainer], [data-testid=stSidebarContent]'"
+                           ")].map(e => e.scrollHeight))")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": min(int(height) + 80, 8000)})
+    page.wait_for_timeout(500)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
+    return path
+
+
+def metric(page, label: str) -> str:
+    box = page.get_by_test_id("stMetric").filter(has=page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True))
+    return box.get_by_test_id("stMetricValue").inner_text().strip()
+
+
+def combobox(page, label: str):
+    """A selectbox's input (its accessible name is the widget label; its value is the selected option)."""
+    return page.get_by_role("combobox", name=label, exact=True)
+
+
+def selected(page, label: str) -> str:
+    return combobox(page, label).input_value()
+
+
+def choose(page, label: str, option: str) -> None:
+    combobox(page, label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def assert_no_exception(page) -> None:
+    assert page.get_by_test_id("stException").count() == 0
+    assert "Traceback" not in page.inner_text("body")
+    assert page.get_by_role("dialog").count() == 0, page.get_by_role("dialog").all_inner_texts()
+
+
+@pytest.fixture
+def context(playwright_browser):
+    ctx = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield ctx
+    ctx.close()
+
+
+@pytest.mark.parametrize("slug", list(PAGES))
+def test_every_page_opens_and_is_screenshotted(server, context, slug):
+    base, _ = server
+    page = open_view(context, f"{base}/{slug}")
+    assert_no_exception(page)
+    assert page.locator("h1").first.inner_text().strip() == PAGES[slug]
+    assert "bench=rar-b" in page.url, "the view state is in the URL from the first render"
+    path = screenshot(page, f"e2e_{slug or 'leaderboard'}")
+    assert path.stat().st_size > 10_000
+
+
+# (url path, change the view, label of a number that must survive the round trip, URL fragment expected)
+def _change_precision(page):
+    choose(page, "Precision", "bf16")
+
+
+def _change_tie_task(page):
+    choose(page, "Task", "PIQA")
+
+
+def _click_preset(page):
+    page.get_by_role("button", name="bf16 → bf16+hps").click()
+
+
+def _change_mcr_task(page):
+    choose(page, "Task", "SIQA")
+
+
+def _change_compare_task(page):
+    choose(page, "Task", "PIQA")
+
+
+ROUND_TRIPS = [
+    ("", _change_precision, "Top G", "prec=bf16&", [("Precision", "bf16")]),
+    ("ties-and-precision", _change_tie_task, "Queries per system × precision", "tp_task=PIQA", [("Task", "PIQA")]),
+    ("rank-flips", _click_preset, "Kendall τ-b", "flip_b=bf16%2Bhps",
+     [("Condition A: precision", "bf16"), ("Condition B: precision", "bf16+hps")]),
+    ("instructions", _change_precision, "Largest gap in G", "prec=bf16&", [("Precision", "bf16")]),
+    ("mcr-vs-full", _change_mcr_task, "System × task points", "mcr_task=SIQA", [("Task", "SIQA")]),
+    ("compare", _change_compare_task, "G · e5-small", "task=PIQA", [("Task", "PIQA")]),
+]
+
+
+@pytest.mark.parametrize("slug, change, number, fragment, controls", ROUND_TRIPS, ids=[r[0] or "board" for r in ROUND_TRIPS])
+def test_changed_view_survives_a_copied_url(server, playwright_browser, context, slug, change, number, fragment,
+                                            controls):
+    base, _ = server
+    page = open_view(context, f"{base}/{slug}")
+    change(page)
+    page.wait_for_url(re.compile(re.escape(fragment)), timeout=30_000)
+    wait_idle(page)
+    assert_no_exception(page)
+    url = page.url
+    shown = metric(page, number)
+    share = page.get_by_test_id("stSidebar").get_by_test_id("stCode").inner_text()
+    assert fragment in "".join(share.split()), "the share box holds the same URL"
+
+    fresh_context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = open_view(fresh_context, url)
+        assert_no_exception(fresh)
+        assert fresh.locator("h1").first.inner_text().strip() == PAGES[slug]
+        for label, value in controls:
+            assert selected(fresh, label) == value, label
+        assert metric(fresh, number) == shown
+        assert fresh.url == url, "reopening changes nothing"
+        assert fresh.get_by_test_id("stAlertContentWarning").filter(has_text="URL").count() == 0
+    finally:
+        fresh_context.close()
+
+
+def test_shared_link_to_a_page_works_on_a_fresh_server(playwright_browser, tmp_path):
+    """The first session of a new server opens a deep link (no 'Page not found', no fallback page)."""
+    data_dir = synthetic_data.write_small(tmp_path / "data")
+    proc, base = start_server(data_dir, tmp_path / "streamlit.log")
+    ctx = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = open_view(ctx, f"{base}/rank-flips?bench=rar-b&flip_a=bf16&flip_b=bf16%2Bhps")
+        assert_no_exception(page)
+        assert page.locator("h1").first.inner_text().strip() == "Rank flips"
+        assert selected(page, "Condition A: precision") == "bf16"
+    finally:
+        ctx.close()
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_numbers_on_the_page_equal_the_store(server, context):
+    from evalcore.store import Condition, Store
+
+    base, data_dir = server
+    page = open_view(context, f"{base}/?bench=rar-b&metric=ndcg%4010&instr=without&prec=bf16")
+    board = Store(data_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=0)
+    top = board.ranked.sort_values("G", ascending=False).iloc[0]
+    assert metric(page, "Systems ranked") == str(len(board.ranked))
+    assert page.get_by_text(f"Top system: {top['system']}", exact=True).count() == 1
+    assert metric(page, "Top G") == f"{top['G']:.4f}"
+
+    page = open_view(context, f"{base}/rank-flips?bench=rar-b&instr=with&flip_a=fp32&flip_b=bf16")
+    cond = Condition("rar-b", "ndcg@10", "full", True, "fp32")
+    flips = Store(data_dir).rank_flips(cond, replace(cond, precision="bf16"))
+    assert metric(page, "Kendall τ-b") == f"{flips.kendall_tau_b:.3f}"
+    assert metric(page, "Flipped pairs") == str(len(flips.flipped_pairs))
+
+
+def test_hostile_url_is_dropped_with_a_notice(server, context):
+    base, _ = server
+    page = open_view(context, f"{base}/?bench=%3Cscript%3Ealert(1)%3C/script%3E&prec=x%27%3B%20DROP%20TABLE%20t"
+                              f"&evil=1&bench2={'y' * 5000}")
+    assert_no_exception(page)
+    notices = page.get_by_test_id("stAlertContentWarning").all_inner_texts()
+    assert any("bench" in n for n in notices) and any("unknown URL parameter" in n for n in notices)
+    assert "script" not in page.url and "DROP" not in page.url and "evil" not in page.url
+    assert selected(page, "Benchmark") == "rar-b"
+    screenshot(page, "e2e_hostile_url")

@@ -1,0 +1,190 @@
+"""Every page renders — with synthetic data, with an empty data dir, with published-only data — and shows
+store numbers, never a traceback."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import streamlit as st
+
+from app_harness import PAGES, ROOT, texts
+from evalcore.store import Condition, Store
+
+INTROS = {  # a phrase of each page's one-line explanation
+    "views/leaderboard.py": "geometric mean of task scores",
+    "views/ties_precision.py": "tie-oblivious evaluator",
+    "views/rank_flips.py": "Kendall τ summarises agreement",
+    "views/instructions.py": "with − without",
+    "views/mcr_vs_full.py": "multiple-choice retrieval (MCR)",
+    "views/compare.py": "paired randomization test",
+}
+TITLES = {
+    "views/leaderboard.py": "Leaderboard", "views/ties_precision.py": "Ties & precision",
+    "views/rank_flips.py": "Rank flips", "views/instructions.py": "Instructions",
+    "views/mcr_vs_full.py": "MCR vs full", "views/compare.py": "Compare",
+}
+
+
+def assert_clean(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not texts(at, "error"), texts(at, "error")
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_renders_with_per_query_data(open_url, synthetic_dir, page):
+    at = open_url(synthetic_dir, page)
+    assert_clean(at)
+    assert [t.value for t in at.title] == [TITLES[page]]
+    assert any(INTROS[page] in m for m in texts(at, "markdown"))
+    assert at.metric, "each page with data shows headline numbers"
+    assert at.query_params["bench"] == "rar-b"
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_renders_with_the_shipped_data(open_url, page):
+    shipped = ROOT / "data"
+    if not any(shipped.rglob("*.parquet")):
+        pytest.fail("data/ ships no parquet results")
+    at = open_url(shipped, page)
+    assert_clean(at)
+    assert [t.value for t in at.title] == [TITLES[page]]
+    assert at.sidebar.selectbox(key="bench").value in ("rar-b", "r2med")
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_explains_an_empty_data_dir(open_url, empty_dir, page):
+    at = open_url(empty_dir, page)
+    assert_clean(at)
+    assert [t.value for t in at.title] == [TITLES[page]]
+    assert any("no results in the data folder" in m for m in texts(at, "info"))
+    assert any("evalcore ingest" in c.value for c in at.code)
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_with_published_scores_only(open_url, synthetic_dir, page):
+    """r2med has task scores but no per-query data, one precision, no MCR, no instruction variants."""
+    at = open_url(synthetic_dir, page, {"bench": "r2med"})
+    assert_clean(at)
+    assert at.sidebar.selectbox(key="bench").value == "r2med"
+    if page in ("views/ties_precision.py", "views/rank_flips.py", "views/instructions.py", "views/mcr_vs_full.py"):
+        assert texts(at, "info"), "the page says what is missing"
+        assert any("evalcore ingest" in c.value for c in at.code), "and how to add it"
+
+
+def test_missing_data_dir_is_explained(open_url, tmp_path):
+    at = open_url(tmp_path / "does-not-exist")
+    assert not at.exception
+    assert any("does not exist" in e for e in texts(at, "error"))
+
+
+def test_leaderboard_numbers_equal_the_store(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"bench": "rar-b", "metric": "ndcg@10", "instr": "without", "prec": "bf16"})
+    assert_clean(at)
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=0)
+    top = board.ranked.sort_values("G", ascending=False).iloc[0]
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Systems ranked"] == str(len(board.ranked))
+    assert f"Top system: **{top['system']}**" in texts(at, "markdown")
+    assert shown["Top G"] == f"{top['G']:.4f}"
+    assert shown["Top G tie range"] == f"{top['G_min']:.3f} – {top['G_max']:.3f}"
+    table = at.dataframe[0].value
+    assert table["system"].tolist() == board.ranked["system"].tolist()
+    assert table["G"].round(12).tolist() == board.ranked["G"].round(12).tolist()
+
+
+def test_rank_flip_numbers_equal_the_store(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, "views/rank_flips.py", {"flip_a": "bf16", "flip_b": "bf16+hps", "instr": "with"})
+    assert_clean(at)
+    cond = Condition("rar-b", "ndcg@10", "full", True, "fp32")
+    flips = Store(synthetic_dir).rank_flips(replace(cond, precision="bf16"), replace(cond, precision="bf16+hps"))
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Kendall τ-b"] == f"{flips.kendall_tau_b:.3f}"
+    assert shown["Flipped pairs"] == str(len(flips.flipped_pairs))
+    assert shown["Overlapping pairs"] == str(len(flips.overlapping_pairs))
+
+
+def test_filters_restrict_the_leaderboard(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"family": ["e5"], "instr": "without"})
+    assert_clean(at)
+    assert {m.label: m.value for m in at.metric}["Systems ranked"] == "2"
+    assert set(at.dataframe[0].value["system"]) == {"e5-small", "e5-large-instruct"}
+    assert any("Filtered to 2 system(s)" in c for c in texts(at, "caption"))
+
+
+def test_filters_that_exclude_everything_say_so(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"q": "no-such-model"})
+    assert_clean(at)
+    assert any("No system matches the filters" in w for w in texts(at, "warning"))
+
+
+def test_incomplete_and_zero_systems_are_explained(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"instr": "without"})
+    assert_clean(at)
+    assert any("tiny-partial" in str(df.value["system"].tolist()) for df in at.dataframe[1:])
+    assert any("G is **0** for closed-embed-3" in w for w in texts(at, "warning"))
+
+
+def test_what_if_panel_rescoring_a_run(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, "views/ties_precision.py", {"wi_to": "fp16", "wi_scoring": "sigmoid"})
+    assert_clean(at)
+    what_if = at.dataframe[-1].value
+    assert what_if["condition"].tolist() == ["fp32", "fp16", "fp16+hps"]
+
+
+def test_a_failing_page_shows_a_friendly_message(open_url, synthetic_dir, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom: secret internals")
+
+    st.cache_data.clear()
+    monkeypatch.setattr(Store, "leaderboard", broken)
+    at = open_url(synthetic_dir)
+    assert not at.exception
+    errors = texts(at, "error")
+    assert errors and "could not be drawn" in errors[0]
+    assert "secret internals" not in " ".join(errors + texts(at, "markdown"))
+    st.cache_data.clear()
+
+
+def test_compare_drill_down_and_paired_test(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, "views/compare.py",
+                  {"sys": ["bge-large", "e5-small", "gte-qwen2-7b"], "task": "PIQA", "diff_only": "0"})
+    assert_clean(at)
+    assert at.multiselect(key="sys").value == ["bge-large", "e5-small", "gte-qwen2-7b"]
+    tests = at.dataframe[-1].value
+    assert len(tests) == 3  # every pair of the three
+    store = Store(synthetic_dir)
+    first = store.paired_test("bge-large", "e5-small", Condition("rar-b", instruction=None), task="PIQA")
+    assert tests.iloc[0]["p_value"] == pytest.approx(first.p_value)
+
+
+def test_dropping_a_result_file_shows_up_without_restart(open_url, synthetic_dir, tmp_path, monkeypatch):
+    import shutil
+
+    import pandas as pd
+
+    from ui import data as ui_data
+
+    folder = tmp_path / "live"
+    shutil.copytree(synthetic_dir, folder)
+    monkeypatch.setattr(ui_data, "_STALE_CHECK_SECONDS", 0.0)
+    at = open_url(folder)
+    assert "new-bench" not in at.selectbox(key="bench").options
+    published = pd.read_parquet(folder / "task_scores_synthetic.parquet").assign(benchmark="new-bench")
+    published.to_parquet(folder / "task_scores_new.parquet", index=False)
+    at.run()
+    assert_clean(at)
+    assert "new-bench" in at.selectbox(key="bench").options
+
+
+def test_the_suggested_ingest_command_is_valid(open_url, synthetic_dir):
+    """Empty states print an `evalcore ingest` call; the real CLI parser accepts it."""
+    import shlex
+
+    from evalcore.cli import build_parser
+
+    at = open_url(synthetic_dir, "views/rank_flips.py", {"bench": "r2med"})
+    command = next(c.value for c in at.code if "evalcore ingest" in c.value)
+    argv = shlex.split(command.replace("\\\n", " "))
+    assert argv[:3] == ["python", "-m", "evalcore"]
+    args = build_parser().parse_args(argv[3:])
+    assert (args.benchmark, args.precision, args.instruction, args.data) == ("r2med", "bf16", "no", str(synthetic_dir))

@@ -1,0 +1,172 @@
+"""The URL is the view: parameters restore every control, changes are written back, hostile values are
+dropped with a notice and never reach the page, the store or the URL."""
+from __future__ import annotations
+
+import pytest
+
+from app_harness import texts
+from ui import state
+from ui.data import data_dir_from
+
+SIDEBAR = {"bench": "rar-b", "setting": "mcr", "metric": "p@1", "instr": "with", "prec": "bf16+hps",
+           "ties": "docid-desc", "q": "e5", "family": ["e5"], "size_min": "10M", "size_max": "1B",
+           "open": "yes", "itune": "any"}
+
+
+def widget(at, key):
+    for kind in ("selectbox", "radio", "multiselect", "text_input", "toggle"):
+        try:
+            return getattr(at, kind)(key=key)
+        except KeyError:
+            continue
+    raise KeyError(key)
+
+
+def test_sidebar_params_restore_every_control(open_url, synthetic_dir):
+    params = {**SIDEBAR, "size_min": "0"}
+    at = open_url(synthetic_dir, params=params)
+    assert not at.exception and not texts(at, "warning") or all("G is" in w for w in texts(at, "warning"))
+    for key, value in params.items():
+        assert widget(at, key).value == value, key
+    # only non-default filters are written back; the condition always is
+    expected = {k: v for k, v in params.items() if k not in ("size_min", "itune")}
+    assert at.query_params == {**expected, "family": "e5"}  # AppTest gives a single value as a str
+
+
+@pytest.mark.parametrize("page, params", [
+    ("views/leaderboard.py", {"sort": "borda", "mean": "1", "borda": "1"}),
+    ("views/ties_precision.py", {"tp_task": "PIQA", "wi_to": "fp16", "wi_scoring": "sigmoid"}),
+    ("views/rank_flips.py", {"flip_a": "bf16", "flip_b": "bf16+hps"}),
+    ("views/mcr_vs_full.py", {"mcr_metric": "p@1", "mcr_task": "SIQA"}),
+    ("views/compare.py", {"sys": ["gte-qwen2-7b", "bge-large"], "task": "SIQA", "diff_only": "0"}),
+])
+def test_page_params_restore_page_controls(open_url, synthetic_dir, page, params):
+    at = open_url(synthetic_dir, page, {"bench": "rar-b", **params})
+    assert not at.exception
+    assert not [w for w in texts(at, "warning") if "`" in w], texts(at, "warning")
+    for key, value in params.items():
+        shown = widget(at, key).value
+        assert (("1" if shown else "0") if isinstance(shown, bool) else shown) == value, key
+        assert at.query_params[key] == value
+
+
+def test_changing_a_control_updates_the_url(open_url, synthetic_dir):
+    at = open_url(synthetic_dir)
+    at.selectbox(key="bench").set_value("r2med").run()
+    assert at.query_params["bench"] == "r2med"
+    at.toggle(key="mean").set_value(True).run()
+    assert at.query_params["mean"] == "1"
+    share = [c.value for c in at.sidebar.code][-1]
+    assert "bench=r2med" in share and "mean=1" in share
+
+
+HOSTILE = {
+    "sql": "rar-b'; DROP TABLE query_metrics; --",
+    "script": "<script>alert(document.cookie)</script>",
+    "huge": "x" * 10_000,
+    "unicode": "rar\u202eb\u0000",
+    "markdown": "[click](javascript:alert(1))",
+}
+
+
+@pytest.mark.parametrize("key", ["bench", "metric", "setting", "instr", "prec", "ties", "q", "family",
+                                 "size_min", "open", "sort", "mean"])
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_hostile_values_are_dropped_with_a_notice(open_url, synthetic_dir, key, kind):
+    value = HOSTILE[kind]
+    at = open_url(synthetic_dir, params={key: [value] if key == "family" else value})
+    assert not at.exception and not texts(at, "error")
+    notices = [w for w in texts(at, "warning") if f"`{key}`" in w]
+    assert notices, f"no notice for {key}={kind}: {texts(at, 'warning')}"
+    rendered = " ".join(texts(at, "warning") + texts(at, "markdown") + texts(at, "caption")
+                        + [c.value for c in at.code])
+    assert value not in rendered and "<script>" not in rendered
+    assert key not in at.query_params or value not in str(at.query_params[key])
+    assert at.selectbox(key="bench").value == "rar-b"
+
+
+def test_unknown_and_repeated_keys_are_dropped_with_a_notice(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"bench": ["rar-b", "r2med"], "evil": "1", "<img src=x>": "2",
+                                         "prec": "bf16"})
+    assert not at.exception
+    warnings = " ".join(texts(at, "warning"))
+    assert "`bench` was given 2 times" in warnings
+    assert "Ignored 2 unknown URL parameter(s): `evil`, 1 unreadable" in warnings
+    assert "<img" not in warnings
+    assert at.query_params["prec"] == "bf16"  # the valid rest still applies
+    assert "evil" not in at.query_params
+
+
+def test_params_of_another_page_are_dropped_with_a_notice(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"sys": ["e5-small", "bge-large"]})
+    assert "`sys` does not apply to this view; ignored." in texts(at, "warning")
+    assert "sys" not in at.query_params
+
+
+def test_too_many_compare_systems_are_capped(open_url, synthetic_dir):
+    names = ["e5-small", "bge-large", "gte-qwen2-7b", "e5-large-instruct", "closed-embed-3"]
+    at = open_url(synthetic_dir, "views/compare.py", {"sys": names})
+    assert at.multiselect(key="sys").value == names[:4]
+    assert any("at most 4" in w for w in texts(at, "warning"))
+
+
+def test_notices_go_away_on_another_page(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"bogus": "1"})
+    assert texts(at, "warning")
+    at.switch_page("views/instructions.py").run()
+    assert not [w for w in texts(at, "warning") if "URL parameter" in w]
+
+
+# ------------------------------------------------------------------------------------ pure functions
+def test_screen_query_params_gate():
+    accepted, notices = state.screen_query_params({
+        "bench": ["rar-b"], "prec": ["a", "b"], "family": ["e5", "bge"], "q": ["x" * 201],
+        "metric": ["nd\x00cg"], "zzz": ["1"],
+    })
+    assert accepted == {"bench": ["rar-b"], "family": ["e5", "bge"]}
+    assert len(notices) == 4
+
+
+def test_screen_caps_keys_and_values():
+    accepted, notices = state.screen_query_params({"family": ["a"] * 9} | {f"k{i}": ["1"] for i in range(100)})
+    assert accepted == {}
+    assert any("at most 8" in n for n in notices)
+    assert any("Ignored 100 unknown" in n for n in notices)
+
+
+def test_share_url_encodes_every_value():
+    url = state.share_url({"bench": "rar-b", "prec": "bf16+hps", "sys": ["a b", "c&d"]}, "http://host/rank-flips")
+    assert url == "http://host/rank-flips?bench=rar-b&prec=bf16%2Bhps&sys=a+b&sys=c%26d"
+    assert state.share_url({}, None) == "?"
+
+
+def test_data_dir_from_args_env_and_default(tmp_path):
+    assert data_dir_from(["--data", str(tmp_path)], {}) == tmp_path.resolve()
+    assert data_dir_from([], {"TIEBREAK_DATA": str(tmp_path)}) == tmp_path.resolve()
+    assert data_dir_from(["--da", "x"], {}).name == "data"  # no abbreviations of --data
+    assert data_dir_from([], {}).name == "data"
+
+
+def test_hostile_values_never_reach_the_store(open_url, synthetic_dir, monkeypatch):
+    """Every SQL text and bound parameter the store runs while drawing a hostile URL is free of it."""
+    import streamlit as st
+
+    from evalcore.store import Store
+
+    seen: list[str] = []
+    original = Store._query
+
+    def recording(self, sql, params=None):
+        seen.append(sql + " " + repr(params))
+        return original(self, sql, params)
+
+    monkeypatch.setattr(Store, "_query", recording)
+    st.cache_data.clear()
+    params = {key: HOSTILE["sql"] for key in ("bench", "metric", "setting", "instr", "prec", "ties", "q", "open")}
+    params |= {"family": [HOSTILE["script"]], "sys": [HOSTILE["sql"]]}
+    at = open_url(synthetic_dir, "views/compare.py", params)
+    assert not at.exception
+    assert seen, "the store was queried"
+    for fragment in ("DROP TABLE", "<script>", "javascript:"):
+        assert not [s for s in seen if fragment in s]
+    st.cache_data.clear()

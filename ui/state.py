@@ -1,0 +1,299 @@
+"""View state bound to the URL: every control reads its start value from ``st.query_params`` and writes back.
+
+URL parameters are untrusted input. They pass two gates before they can reach anything:
+
+1. :func:`screen_query_params` (pure, no Streamlit): unknown keys, repeated scalar keys, over-long values,
+   control characters and too many values are dropped, each with a notice.
+2. the control that owns the key: the value must be one of the options the store offers (a whitelist
+   lookup); anything else is dropped with a notice and the control shows its default.
+
+Only values that passed both gates are written back to the URL, so a copied URL holds nothing but valid state.
+Notices never echo a rejected value (it could be markup or a 10 kB string); they name the parameter only.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+import streamlit as st
+
+MAX_VALUE_CHARS = 200
+MAX_VALUES_PER_KEY = 8
+MAX_KEYS = 40
+SEARCH_PATTERN = re.compile(r"[\w .,+\-()/:@#]{0,80}")
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+_PRINTABLE_KEY = re.compile(r"[A-Za-z0-9_\-]{1,24}")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One URL parameter: its key, whether it may repeat (a list), and what it controls."""
+
+    key: str
+    doc: str
+    repeatable: bool = False
+
+
+PARAMS: dict[str, Param] = {p.key: p for p in (
+    # shared sidebar (every page)
+    Param("bench", "benchmark"),
+    Param("metric", "metric, e.g. ndcg@10"),
+    Param("setting", "full | mcr"),
+    Param("instr", "without | with | any"),
+    Param("prec", "precision, e.g. fp32, bf16, bf16+hps"),
+    Param("ties", "tie policy of the oblivious value, e.g. docid-desc"),
+    Param("q", "system name search"),
+    Param("family", "model family (repeatable)", repeatable=True),
+    Param("size_min", "smallest model size, e.g. 100M"),
+    Param("size_max", "largest model size, e.g. 10B"),
+    Param("open", "open weights: any | yes | no"),
+    Param("itune", "instruction-tuned: any | yes | no"),
+    # Leaderboard
+    Param("sort", "leaderboard order: g | mean | borda"),
+    Param("mean", "show the arithmetic mean column: 1 | 0"),
+    Param("borda", "show the Borda column: 1 | 0"),
+    # Ties & precision
+    Param("tp_task", "task for the tie summary (or all)"),
+    Param("wi_run", "what-if: shipped run file"),
+    Param("wi_to", "what-if: target precision"),
+    Param("wi_scoring", "what-if: score | sigmoid"),
+    # Rank flips
+    Param("flip_a", "precision of condition A"),
+    Param("flip_b", "precision of condition B"),
+    # MCR vs full
+    Param("mcr_metric", "metric of the MCR setting"),
+    Param("mcr_task", "task shown in the scatter (or all)"),
+    # Compare
+    Param("sys", "systems to compare, 2 to 4 (repeatable)", repeatable=True),
+    Param("task", "task for the per-query drill-down and paired test"),
+    Param("diff_only", "drill-down shows only queries that differ: 1 | 0"),
+)}
+
+_LOADED = "_url_loaded"
+_PENDING = "_url_pending"
+_NOTICES = "_url_notices"
+_NOTICE_PAGE = "_url_notice_page"
+_CURRENT = "_url_current"
+
+
+def screen_query_params(raw: Mapping[str, Sequence[str]]) -> tuple[dict[str, list[str]], list[str]]:
+    """First gate: keep known keys with well-formed values; return (accepted, notices).
+
+    ``raw`` maps each key to every value it was given (a repeated key gives several).
+    """
+    accepted: dict[str, list[str]] = {}
+    notices: list[str] = []
+    unknown: list[str] = []
+    for position, (key, values) in enumerate(raw.items()):
+        values = [str(v) for v in values]
+        param = PARAMS.get(key)
+        if param is None or position >= MAX_KEYS:
+            unknown.append(key)
+            continue
+        if not param.repeatable and len(values) > 1:
+            notices.append(f"`{key}` was given {len(values)} times; ignored it (give it once).")
+            continue
+        if len(values) > MAX_VALUES_PER_KEY:
+            notices.append(f"`{key}` was given {len(values)} times (at most {MAX_VALUES_PER_KEY}); ignored it.")
+            continue
+        kept = []
+        for value in values:
+            if len(value) > MAX_VALUE_CHARS:
+                notices.append(f"`{key}`: a value of {len(value):,} characters was ignored (at most {MAX_VALUE_CHARS}).")
+            elif _CONTROL_CHARS.search(value):
+                notices.append(f"`{key}`: a value with control characters was ignored.")
+            else:
+                kept.append(value)
+        if kept:
+            accepted[key] = kept
+    if unknown:
+        shown = [f"`{k}`" for k in unknown if _PRINTABLE_KEY.fullmatch(k)][:5]
+        hidden = len(unknown) - len(shown)
+        names = ", ".join(shown + ([f"{hidden} unreadable"] if hidden else []))
+        notices.append(f"Ignored {len(unknown)} unknown URL parameter(s): {names}.")
+    return accepted, notices
+
+
+def _read_query_params() -> dict[str, list[str]]:
+    return {key: list(st.query_params.get_all(key)) for key in st.query_params}
+
+
+def begin_run(page_id: str) -> None:
+    """Call once per script run before any control: the first run of a session reads the URL."""
+    state = st.session_state
+    if not state.get(_LOADED):
+        pending, notices = screen_query_params(_read_query_params())
+        state[_PENDING] = pending
+        state[_NOTICES] = notices
+        state[_NOTICE_PAGE] = page_id
+        state[_LOADED] = True
+    elif state.get(_NOTICE_PAGE) != page_id:
+        state[_NOTICES] = []  # notices belong to the view the URL opened; leaving it clears them
+        state[_NOTICE_PAGE] = page_id
+    state[_CURRENT] = {}
+
+
+def notice(message: str) -> None:
+    """Queue a notice about the URL for this view (shown by :func:`render_notices`)."""
+    notices = st.session_state.setdefault(_NOTICES, [])
+    if message not in notices:
+        notices.append(message)
+
+
+def notices() -> list[str]:
+    return list(st.session_state.get(_NOTICES, []))
+
+
+def _take_pending(key: str) -> list[str] | None:
+    pending = st.session_state.get(_PENDING) or {}
+    return pending.pop(key, None)
+
+
+def _record(key: str, value: str | list[str] | None, default: object = None, always: bool = False) -> None:
+    if value is None or value == [] or (not always and value == default):
+        return
+    st.session_state[_CURRENT][key] = value
+
+
+def _pick_start(key: str, options: Sequence[str], default: str | None) -> None:
+    """Put a valid value into ``session_state[key]`` before the widget is created."""
+    state = st.session_state
+    if key not in state:
+        wanted = _take_pending(key)
+        if wanted is not None:
+            if wanted[0] in options:
+                state[key] = wanted[0]
+            else:
+                notice(f"`{key}`: the value in the URL is not one of the {len(options)} choices here; "
+                       f"showing the default instead.")
+    if state.get(key) not in options:
+        state[key] = default if default in options else options[0]
+
+
+def select(
+    key: str,
+    label: str,
+    options: Sequence[str],
+    default: str | None = None,
+    *,
+    where=None,
+    widget: str = "selectbox",
+    format_func: Callable[[str], str] = str,
+    help: str | None = None,
+    always: bool = True,
+) -> str | None:
+    """A single-choice control (selectbox / horizontal radio) bound to URL key ``key``."""
+    where = where or st
+    options = list(options)
+    if not options:
+        _take_pending(key)
+        return None
+    _pick_start(key, options, default)
+    if widget == "radio":
+        value = where.radio(label, options, key=key, format_func=format_func, help=help, horizontal=True)
+    else:
+        value = where.selectbox(label, options, key=key, format_func=format_func, help=help)
+    _record(key, value, default, always)
+    return value
+
+
+def multiselect(
+    key: str,
+    label: str,
+    options: Sequence[str],
+    default: Sequence[str] = (),
+    *,
+    where=None,
+    max_selections: int | None = None,
+    format_func: Callable[[str], str] = str,
+    help: str | None = None,
+    placeholder: str | None = None,
+    always: bool = False,
+) -> list[str]:
+    """A multi-choice control bound to a repeatable URL key."""
+    where = where or st
+    options = list(options)
+    state = st.session_state
+    if key not in state:
+        wanted = _take_pending(key)
+        if wanted is not None:
+            valid = [v for v in dict.fromkeys(wanted) if v in options]
+            if len(valid) < len(wanted):
+                notice(f"`{key}`: {len(wanted) - len(valid)} value(s) in the URL are not available here; ignored.")
+            if max_selections and len(valid) > max_selections:
+                notice(f"`{key}`: at most {max_selections} values; kept the first {max_selections}.")
+                valid = valid[:max_selections]
+            state[key] = valid
+        else:
+            state[key] = [v for v in default if v in options]
+    state[key] = [v for v in state[key] if v in options]
+    value = where.multiselect(label, options, key=key, max_selections=max_selections,
+                              format_func=format_func, help=help, placeholder=placeholder)
+    _record(key, list(value), list(default), always)
+    return list(value)
+
+
+def flag(key: str, label: str, default: bool = False, *, where=None, help: str | None = None) -> bool:
+    """An on/off toggle bound to URL key ``key`` (``1`` / ``0``)."""
+    where = where or st
+    state = st.session_state
+    if key not in state:
+        wanted = _take_pending(key)
+        if wanted is not None and wanted[0] in ("0", "1"):
+            state[key] = wanted[0] == "1"
+        else:
+            if wanted is not None:
+                notice(f"`{key}`: expected 1 or 0; showing the default.")
+            state[key] = default
+    value = where.toggle(label, key=key, help=help)
+    _record(key, "1" if value else "0", "1" if default else "0")
+    return bool(value)
+
+
+def search(key: str, label: str, *, where=None, help: str | None = None, placeholder: str = "") -> str:
+    """A free-text search box. Only letters, digits, spaces and ``.,+-()/:@#_`` are accepted (≤ 80)."""
+    where = where or st
+    state = st.session_state
+    if key not in state:
+        wanted = _take_pending(key)
+        state[key] = ""
+        if wanted is not None:
+            if SEARCH_PATTERN.fullmatch(wanted[0]):
+                state[key] = wanted[0]
+            else:
+                notice(f"`{key}`: the search text in the URL has characters a system name never has; ignored.")
+    value = where.text_input(label, key=key, max_chars=80, help=help, placeholder=placeholder)
+    if not SEARCH_PATTERN.fullmatch(value or ""):
+        where.warning("Search accepts letters, digits, spaces and `. , + - ( ) / : @ # _` only; ignoring it.")
+        value = ""
+    value = value.strip()
+    _record(key, value, "")
+    return value
+
+
+def current_params() -> dict[str, str | list[str]]:
+    """The URL parameters of the view drawn so far in this run (only validated values)."""
+    return dict(st.session_state.get(_CURRENT, {}))
+
+
+def end_run() -> dict[str, str | list[str]]:
+    """Write the validated state back to the URL; drop parameters no control on this view used."""
+    state = st.session_state
+    leftover = state.get(_PENDING) or {}
+    for key in leftover:
+        notice(f"`{key}` does not apply to this view; ignored.")
+    state[_PENDING] = {}
+    wanted = current_params()
+    if _read_query_params() != {k: (v if isinstance(v, list) else [v]) for k, v in wanted.items()}:
+        st.query_params.from_dict(wanted)
+    return wanted
+
+
+def share_url(params: Mapping[str, str | list[str]], base_url: str | None) -> str:
+    """The URL that reopens this view: the page's address plus the validated parameters."""
+    query = urlencode([(k, v) for k, values in params.items()
+                       for v in (values if isinstance(values, list) else [values])], safe="@:/")
+    base = base_url or ""
+    return f"{base}?{query}" if query else (base or "?")
