@@ -283,5 +283,7 @@ def evaluate_block(
     for kind, key in (("oblivious", oblivious_key), ("min", gain_ascending), ("max", gain_descending)):
         index = top.order(key)
         result[kind] = _ranked_values(_take(gains, index), valid, metrics, truth, top.k, block.lengths)
-    result["expected"], result["tied_at_cutoff"] = _expected_values(top, metrics, truth)
+    expected, result["tied_at_cutoff"] = _expected_values(top, metrics, truth)
+    # min <= E <= max holds exactly; clip the last-bit noise of summing in a different order
+    result["expected"] = {m: np.clip(expected[m], result["min"][m], result["max"][m]) for m in metrics}
     return result

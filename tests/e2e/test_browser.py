@@ -106,6 +106,7 @@ def wait_idle(page, timeout: float = 60_000) -> None:
 
 def open_view(context, url: str):
     page = context.new_page()
+    page.set_default_timeout(90_000)  # shared CI machines: generous, the test checks behaviour not speed
     page.goto(url)
     wait_idle(page)
     return page
