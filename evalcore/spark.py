@@ -59,14 +59,16 @@ def spark_session(master: str = "local[2]", *, app_name: str = "evalcore", conf:
     """
     from pyspark.sql import SparkSession
 
-    settings = {
+    local = {  # small and quiet, for local mode only: on a cluster, spark-submit's settings stand
         "spark.ui.enabled": "false",
         "spark.driver.memory": "2g",
         "spark.sql.shuffle.partitions": "8",
-        "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.sql.session.timeZone": "UTC",
-        **(conf or {}),
+        "spark.sql.files.maxPartitionBytes": "32m",  # several read tasks even for one big local file
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+        "spark.ui.showConsoleProgress": "false",
     }
+    settings = {**(local if (master or "").startswith("local") else {}),
+                "spark.sql.execution.arrow.pyspark.enabled": "true", **(conf or {})}
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
@@ -180,7 +182,7 @@ def _bucket_evaluator(metrics: list[str], policy: str, include_missing: bool, ma
         import pyarrow.compute as pc
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from evalcore.engine import evaluate
+        from evalcore.engine import evaluate_table
 
         arrow_schema = to_arrow_schema(schema)
         if run.num_rows:
@@ -197,19 +199,22 @@ def _bucket_evaluator(metrics: list[str], policy: str, include_missing: bool, ma
             qrels_rows = qrels_by_label[shared]
             run_part = _core(run, ["qid", "docid", "score"], rows)
             qrels_part = _core(qrels, ["qid", "docid", "relevance"], qrels_rows)
-            result = evaluate(run_part, qrels_part, metrics, policy, include_missing=include_missing,
-                              maxp=maxp, threads=1)
-            if result.empty:
+            result = evaluate_table(run_part, qrels_part, metrics, policy, include_missing=include_missing,
+                                    maxp=maxp, threads=1)
+            if result.num_rows == 0:
                 continue
             for column, value in zip(run_labels, label_values):
-                result[column] = [value] * len(result)
-            frames.append(result)
-        if not frames:
-            return arrow_schema.empty_table()
-        table = pa.Table.from_pandas(pd.concat(frames, ignore_index=True), preserve_index=False)
-        return table.select(arrow_schema.names).cast(arrow_schema)
+                label_type = arrow_schema.field(column).type
+                result = result.append_column(column, pa.array([_plain(value)] * result.num_rows, label_type))
+            frames.append(result.select(arrow_schema.names).cast(arrow_schema))
+        return pa.concat_tables(frames) if frames else arrow_schema.empty_table()
 
     return evaluate_bucket
+
+
+def _plain(value):
+    """A numpy scalar (from pandas group keys) as the Python value Arrow expects."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _row_groups(table: "pa.Table", columns: list[str]) -> dict[tuple, np.ndarray | None]:
@@ -217,7 +222,8 @@ def _row_groups(table: "pa.Table", columns: list[str]) -> dict[tuple, np.ndarray
     if not columns:
         return {(): None} if table.num_rows else {}
     keys = table.select(columns).to_pandas()
-    return {(k if isinstance(k, tuple) else (k,)): v for k, v in keys.groupby(columns, sort=False, dropna=False).indices.items()}
+    groups = keys.groupby(columns, sort=False, dropna=False).indices
+    return {(k if isinstance(k, tuple) else (k,)): v for k, v in groups.items()}
 
 
 def _core(table: "pa.Table", columns: list[str], rows: np.ndarray | None) -> "pa.Table":
@@ -231,19 +237,26 @@ def _core(table: "pa.Table", columns: list[str], rows: np.ndarray | None) -> "pa
 
 def read_run_parquet(spark: "SparkSession", run_glob: str | Sequence[str]) -> "DataFrame":
     """Run parquet file(s) (globs, directories, any Hadoop-compatible path) with canonical ``qid, docid,
-    score`` (the column aliases :mod:`evalcore.formats` accepts), the label columns it has, and the row
-    order of the files as ``pos_file, pos_row`` (path, row index inside the file)."""
+    score`` (the column aliases :mod:`evalcore.formats` accepts), the label columns it has, and ``pos``:
+    the source order of every row (files in the order of their sorted URIs, then row order inside a file),
+    whatever splits Spark reads the files in."""
     from evalcore import formats
 
     df = spark.read.parquet(*([run_glob] if isinstance(run_glob, str) else run_glob))
-    df = _canonical_columns(df, formats.RUN_COLUMN_NAMES, run_glob)
-    return _with_file_positions(df)
+    df = _canonical_columns(df.drop("pos"), formats.RUN_COLUMN_NAMES, run_glob)
+    return _with_file_positions(spark, df)
 
 
-def read_qrels_parquet(spark: "SparkSession", qrels_path: str | Sequence[str]) -> "DataFrame":
-    """Qrels parquet with canonical ``qid, docid, relevance`` (plus any label columns)."""
+def read_qrels(spark: "SparkSession", qrels_path: str | Sequence[str]) -> "DataFrame":
+    """Qrels with canonical ``qid, docid, relevance`` (plus any label columns): parquet through Spark, or
+    one local file of any format :func:`evalcore.formats.read_qrels` reads (qrels are small)."""
+    from pathlib import Path
+
     from evalcore import formats
 
+    if isinstance(qrels_path, str) and Path(qrels_path).is_file() \
+            and formats.detect_qrels_format(qrels_path) != "parquet":
+        return spark.createDataFrame(formats.read_qrels(qrels_path).to_pandas())
     df = spark.read.parquet(*([qrels_path] if isinstance(qrels_path, str) else qrels_path))
     return _canonical_columns(df, formats.QRELS_COLUMN_NAMES, qrels_path)
 
@@ -260,20 +273,33 @@ def _canonical_columns(df: "DataFrame", names: dict[str, tuple[str, ...]], path)
                      *[c for c in keep if c not in renamed])
 
 
-def _with_file_positions(df: "DataFrame") -> "DataFrame":
-    """File path + row index inside the file: the source order of every row, whatever Spark's splits."""
+def _with_file_positions(spark: "SparkSession", df: "DataFrame") -> "DataFrame":
+    """``pos`` = file number << 40 | row index inside the file (one long per row: cheap to shuffle)."""
     from pyspark.sql import functions as F
 
-    try:
-        return df.select("*", F.col("_metadata.file_path").alias("pos_file"),
-                         F.col("_metadata.row_index").alias("pos_row"))
-    except Exception:  # pragma: no cover - a source without the hidden metadata column
-        return df.withColumn("pos_file", F.lit("")).withColumn("pos_row", F.monotonically_increasing_id())
+    row_index = F.col("_metadata.row_index")
+    files = sorted(_uri_key(f) for f in df.inputFiles())
+    if len(files) <= 1:
+        return df.select("*", row_index.alias("pos"))
+    numbers = spark.createDataFrame([(f, i) for i, f in enumerate(files)], "_pos_file string, _pos_number long")
+    key = F.regexp_replace(F.col("_metadata.file_path"), _URI_PREFIX, "")
+    joined = df.select("*", key.alias("_pos_file"), row_index.alias("_pos_row")).join(
+        F.broadcast(numbers), on="_pos_file", how="left")
+    number = F.coalesce(F.col("_pos_number"), F.raise_error(F.lit("evalcore: a run row's file is not in the input")))
+    return joined.withColumn("pos", F.shiftleft(number, 40) + F.col("_pos_row")) \
+        .drop("_pos_file", "_pos_row", "_pos_number")
 
 
-def default_partitions(spark: "SparkSession", run_df: "DataFrame") -> int:
-    """Query buckets for a run: about 2M rows each, at least one per core (parquet counts are metadata-only)."""
-    rows = run_df.count()
+_URI_PREFIX = r"^[A-Za-z][A-Za-z0-9+.-]*:/*"  # file:/x and file:///x name the same file
+
+
+def _uri_key(uri: str) -> str:
+    return re.sub(_URI_PREFIX, "", uri)
+
+
+def default_partitions(spark: "SparkSession", run_glob: str | Sequence[str]) -> int:
+    """Query buckets for a run: about 2M rows each, at least one per core (a count reads no column data)."""
+    rows = spark.read.parquet(*([run_glob] if isinstance(run_glob, str) else run_glob)).count()
     return max(int(spark.sparkContext.defaultParallelism), math.ceil(rows / ROWS_PER_BUCKET))
 
 
@@ -302,7 +328,7 @@ def evaluate_spark_paths(
     directory is partitioned ``by_system=<s>/by_task=<t>/`` (the files keep both columns). Without labels
     the columns are those of ``evaluate --per-query``.
     """
-    from pyspark.errors import PySparkException
+    from pyspark.errors import AnalysisException, PySparkException
     from pyspark.sql import functions as F
 
     from evalcore.errors import InputError
@@ -313,11 +339,12 @@ def evaluate_spark_paths(
     spark = spark or spark_session(master, conf=spark_conf)
     try:
         run_df = read_run_parquet(spark, run_glob)
-        qrels_df = read_qrels_parquet(spark, qrels_path)
-        n_buckets = partitions or default_partitions(spark, run_df)
-        spark.conf.set("spark.sql.shuffle.partitions", str(n_buckets))
+        qrels_df = read_qrels(spark, qrels_path)
+        n_buckets = partitions or default_partitions(spark, run_glob)
+        if own_session:  # one shuffle partition per bucket; a caller's session keeps its settings
+            spark.conf.set("spark.sql.shuffle.partitions", str(n_buckets))
         per_query = evaluate_spark(run_df, qrels_df, parsed, policy, include_missing=include_missing, maxp=maxp,
-                                   partitions=n_buckets, order_by=["pos_file", "pos_row"])
+                                   partitions=n_buckets, order_by="pos")
         per_query = _with_labels(per_query, labels or {}, policy)
         if per_query_out:
             dirs = [PARTITION_DIRS[c] for c in PARTITION_DIRS if c in per_query.columns]
@@ -327,6 +354,8 @@ def evaluate_spark_paths(
             per_query.write.mode("overwrite").partitionBy(*dirs).parquet(str(per_query_out))
             per_query = spark.read.parquet(str(per_query_out)).drop(*PARTITION_DIRS.values())
         return _summary(per_query, parsed)
+    except AnalysisException as exc:  # e.g. no file matches the glob (Spark's message names the path)
+        raise InputError(str(exc).splitlines()[0]) from None
     except PySparkException as exc:
         message = _input_error_message(str(exc))
         if message is None:
@@ -370,4 +399,6 @@ def _summary(per_query: "DataFrame", metrics: list[str]) -> pd.DataFrame:
 def _input_error_message(text: str) -> str | None:
     """The message of an ``InputError`` raised inside a Spark task, if that is what failed."""
     found = re.search(r"evalcore\.errors\.InputError: (.*)", text)
-    return found.group(1).strip() if found else None
+    if not found:
+        return None
+    return re.sub(r"^(run|qrels) row \d+: ", r"\1: ", found.group(1).strip())  # row numbers of a bucket, not a file

@@ -208,6 +208,12 @@ def _schema_problem(schema, required: dict[str, str], optional: dict[str, str]) 
     return None
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception's text on one line (DuckDB / Arrow messages span several; skip reasons are one line)."""
+    text = " ".join(str(exc).split())
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def classify_parquet(path: Path) -> tuple[str | None, str]:
     """('query_metrics' | 'task_scores' | 'systems', '') or (None, reason) from the footer alone."""
     import pyarrow.parquet as pq
@@ -215,7 +221,7 @@ def classify_parquet(path: Path) -> tuple[str | None, str]:
     try:
         schema = pq.read_schema(path)
     except Exception as exc:  # truncated / not parquet / unreadable
-        return None, f"unreadable parquet: {type(exc).__name__}: {exc}"
+        return None, f"unreadable parquet: {type(exc).__name__}: {_one_line(exc)}"
     closest: tuple[int, str] | None = None
     for kind, required, optional in (
         ("query_metrics", QUERY_METRICS_COLUMNS, {}),
@@ -241,7 +247,9 @@ def _parquet_files(root: Path, *, runs: bool) -> list[Path]:
         if path.name.startswith("."):  # temp files of atomic writes
             continue
         under_runs = runs_root in path.parents
-        if under_runs == runs and path.is_file():
+        # a dangling symlink is listed so that it is reported as skipped, not silently ignored; FIFOs and
+        # other special files are never opened (reading one could block the load)
+        if under_runs == runs and (path.is_file() or (path.is_symlink() and not path.exists())):
             found.append(path)
     return sorted(found)
 
@@ -336,14 +344,14 @@ class Store:
             try:
                 key = _file_key(path)
             except OSError as exc:  # removed while scanning
-                skipped.append(SkippedFile(str(path), f"unreadable: {exc}"))
+                skipped.append(SkippedFile(str(path), f"unreadable: {_one_line(exc)}"))
                 continue
             table = self._query_sums_cache.get(key)
             if table is None:
                 try:
                     table = conn.sql(_QUERY_SUMS_SQL, params=[str(path)]).to_arrow_table()
                 except Exception as exc:
-                    skipped.append(SkippedFile(str(path), f"unreadable query_metrics data: {exc}"))
+                    skipped.append(SkippedFile(str(path), f"unreadable query_metrics data: {_one_line(exc)}"))
                     continue
             cache[key] = table
             sums_tables.append(table.append_column("file", pa.array([str(path)] * table.num_rows, pa.string())))
@@ -403,7 +411,7 @@ class Store:
                     [DEFAULT_TIE_POLICY, str(path)],
                 )
             except Exception as exc:
-                skipped.append(SkippedFile(str(path), f"unreadable task_scores data: {exc}"))
+                skipped.append(SkippedFile(str(path), f"unreadable task_scores data: {_one_line(exc)}"))
 
     @staticmethod
     def _load_systems(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile]) -> None:
@@ -421,7 +429,7 @@ class Store:
             try:
                 conn.execute(f"INSERT INTO systems_raw SELECT {select}, ? FROM read_parquet(?)", [order, str(path)])
             except Exception as exc:
-                skipped.append(SkippedFile(str(path), f"unreadable systems data: {exc}"))
+                skipped.append(SkippedFile(str(path), f"unreadable systems data: {_one_line(exc)}"))
         first_values = ", ".join(
             f"first({name} ORDER BY file_order) FILTER (WHERE {name} IS NOT NULL) AS {name}"
             for name in SYSTEMS_SQL_TYPES if name != "system"
@@ -767,16 +775,18 @@ class Store:
         return Gap(per_task, per_system, "without instruction", "with instruction")
 
     def mcr_vs_full(
-        self, cond: Condition, systems: Iterable[str] | None = None, mcr_metric: str | None = None
+        self, cond: Condition, systems: Iterable[str] | None = None, mcr_metric: str | None = None,
+        full_setting: str = "full",
     ) -> Gap:
-        """Full vs MCR per system × task and in G (``cond.setting`` ignored). a = full (``cond.metric``),
-        b = mcr (``mcr_metric``, default ``cond.metric``)."""
+        """Full vs MCR per system × task and in G (``cond.setting`` ignored). a = ``full_setting``
+        ('full' = the official corpus, 'full-pooled' = every candidate answer of the task pooled) with
+        ``cond.metric``, b = mcr (``mcr_metric``, default ``cond.metric``)."""
         from dataclasses import replace
 
-        full = self.task_table(replace(cond, setting="full"), systems)
+        full = self.task_table(replace(cond, setting=full_setting), systems)
         mcr = self.task_table(replace(cond, setting="mcr", metric=mcr_metric or cond.metric), systems)
         per_task, per_system = aggregate.condition_gap(full, mcr)
-        return Gap(per_task, per_system, f"full ({cond.metric})", f"mcr ({mcr_metric or cond.metric})")
+        return Gap(per_task, per_system, f"{full_setting} ({cond.metric})", f"mcr ({mcr_metric or cond.metric})")
 
     def compare(self, systems: Iterable[str], cond: Condition) -> pd.DataFrame:
         """Per-task values of a few systems: the :meth:`task_table` columns for those systems."""

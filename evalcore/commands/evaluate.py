@@ -22,10 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="count qrels queries missing from the run as zeros (trec_eval -c)")
     parser.add_argument("--per-query", metavar="OUT.parquet", help="write per-query values (parquet)")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    parser.add_argument("--engine", choices=("local", "spark"), default="local",
+                        help="spark: --run is a parquet glob evaluated on Apache Spark (pip install -r "
+                             "requirements-spark.txt); --per-query is then an output directory")
+    parser.add_argument("--master", default="local[2]", help="Spark master for --engine spark (default local[2])")
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalcore.engine import evaluate, parse_tie_policy, summarize
+    from evalcore.engine import SUMMARY_COLUMNS, evaluate_table, parse_tie_policy, summary_rows
     from evalcore.errors import InputError
     from evalcore.metrics import parse_metrics
 
@@ -34,20 +38,56 @@ def run(args: argparse.Namespace) -> int:
         policy = parse_tie_policy(args.tie_policy)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    per_query = evaluate(args.run, args.qrels, metrics, policy, include_missing=args.include_missing, maxp=args.maxp)
-    if per_query.empty:
+    if args.engine == "spark":
+        from evalcore.spark import evaluate_spark_paths
+
+        summary = evaluate_spark_paths(args.run, args.qrels, metrics, policy, master=args.master,
+                                       per_query_out=args.per_query, include_missing=args.include_missing,
+                                       maxp=args.maxp)
+        if summary.empty:
+            raise InputError("no query is in both the run and the qrels: check that the qids match", path=args.run)
+        if args.format == "csv":
+            print(summary.to_csv(index=False), end="")
+        elif args.format == "json":
+            print(summary.to_json(orient="records", indent=2))
+        else:
+            print(f"tie policy: {policy}   queries: {int(summary['n_queries'].max())}   engine: spark ({args.master})")
+            print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        return 0
+    per_query = evaluate_table(args.run, args.qrels, metrics, policy, include_missing=args.include_missing,
+                               maxp=args.maxp)
+    if per_query.num_rows == 0:
         raise InputError("no query is in both the run and the qrels: check that the qids match", path=args.run)
     if args.per_query:
+        import pyarrow as pa
+
         from evalcore.formats import write_parquet_atomic
 
-        per_query = per_query.assign(tie_policy=str(policy))
-        write_parquet_atomic(per_query, args.per_query)
-    summary = summarize(per_query)
-    if args.format == "csv":
-        print(summary.to_csv(index=False), end="")
-    elif args.format == "json":
-        print(summary.to_json(orient="records", indent=2))
-    else:
-        print(f"tie policy: {policy}   queries: {per_query['qid'].nunique()}")
-        print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        tie_policy = pa.array([str(policy)] * per_query.num_rows, pa.string())
+        write_parquet_atomic(per_query.append_column("tie_policy", tie_policy), args.per_query)
+    print_summary(summary_rows(per_query), args.format, header=f"tie policy: {policy}   queries: "
+                  f"{per_query.num_rows // len(metrics)}")
     return 0
+
+
+def print_summary(rows: list[dict], fmt: str, header: str = "") -> None:
+    """Summary rows as an aligned table, CSV or JSON on stdout."""
+    from evalcore.engine import SUMMARY_COLUMNS
+
+    if fmt == "json":
+        import json
+
+        print(json.dumps(rows, indent=2))
+        return
+    cells = [[f"{row[c]:.4f}" if isinstance(row[c], float) else str(row[c]) for c in SUMMARY_COLUMNS] for row in rows]
+    if fmt == "csv":
+        print(",".join(SUMMARY_COLUMNS))
+        for line in cells:
+            print(",".join(line))
+        return
+    widths = [max(len(c), *(len(line[i]) for line in cells)) for i, c in enumerate(SUMMARY_COLUMNS)]
+    if header:
+        print(header)
+    print("  ".join(c.rjust(w) for c, w in zip(SUMMARY_COLUMNS, widths)))
+    for line in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(line, widths)))
