@@ -23,4 +23,6 @@ class InputError(ValueError):
             where += ": "
         elif self.line is not None:
             where = f"line {self.line}: "
-        return where + self.message
+        text = where + self.message
+        # the CLI prints one line: no line break or control character from a path or a value
+        return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -315,7 +315,8 @@ def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, num
         if not quoted or len(parsed) != len(header):
             found = len(parsed) if quoted else int(pc.list_value_length(fields[row:row + 1])[0].as_py())
             name = "comma" if delimiter == "," else "tab"
-            raise _fail(f"expected {len(header)} {name}-separated columns ({', '.join(header)}), found {found}",
+            shown_header = ", ".join(map(_printable, header))
+            raise _fail(f"expected {len(header)} {name}-separated columns ({shown_header}), found {found}",
                         path, numbers, row)
         fixed_rows.append(row)
         fixed_values.append([value.strip() for value in parsed])

@@ -311,11 +311,39 @@ def _typed_systems(rows: list[dict]) -> pd.DataFrame:
 
 def write_compact_parquet(frame: pd.DataFrame, path: str | Path) -> None:
     """Write ``frame`` as zstd parquet (dictionary-encoded strings) via a temp file and rename."""
+    write_compact_parquet_files({path: frame})
+
+
+def write_compact_parquet_files(frames: dict[str | Path, pd.DataFrame]) -> None:
+    """Write several frames as zstd parquet so that a crash leaves either the old or the new version of the
+    set: every file is written and synced under a hidden temp name first (``.<name>.<random>.tmp``, removed
+    on any exception), then the renames follow back to back with nothing in between (an importer's
+    task_scores and systems come from one import; only a kill between two ``rename`` calls could split them).
+    """
+    import os
+    import tempfile
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from evalcore.formats import atomic_path
-
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    with atomic_path(path) as temporary:
-        pq.write_table(table, temporary, compression="zstd", compression_level=9)
+    umask = os.umask(0)
+    os.umask(umask)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, frame in frames.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.close(handle)
+            staged.append((Path(temporary), path))
+            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), temporary, compression="zstd",
+                           compression_level=9)
+            os.chmod(temporary, 0o666 & ~umask)
+            with open(temporary, "rb") as written:
+                os.fsync(written.fileno())
+    except BaseException:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+        raise
+    for temporary, path in staged:
+        os.replace(temporary, path)

@@ -19,8 +19,8 @@ def run(args: argparse.Namespace) -> int:
 
     task_scores, systems = importers.read_mteb_results(args.path, source=args.source or importers.MTEB_SOURCE)
     out = Path(args.out)
-    importers.write_compact_parquet(task_scores, out / "mteb_task_scores.parquet")
-    importers.write_compact_parquet(systems, out / "mteb_systems.parquet")
+    importers.write_compact_parquet_files({out / "mteb_task_scores.parquet": task_scores,
+                                           out / "mteb_systems.parquet": systems})
     n_models = task_scores["system"].nunique()
     print(f"import-mteb: {len(task_scores)} task_scores rows ({n_models} models, "
           f"{task_scores['task'].nunique()} tasks) and {len(systems)} systems → {out}")

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
     task_scores, systems = importers.read_r2med_results(args.path, source=args.source or importers.R2MED_SOURCE)
     out = Path(args.out)
-    importers.write_compact_parquet(task_scores, out / "r2med_paper_task_scores.parquet")
-    importers.write_compact_parquet(systems, out / "r2med_paper_systems.parquet")
+    importers.write_compact_parquet_files({out / "r2med_paper_task_scores.parquet": task_scores,
+                                           out / "r2med_paper_systems.parquet": systems})
     print(f"import-r2med: {len(task_scores)} task_scores rows ({len(systems)} pipelines) → {out}")
     return 0
