@@ -348,7 +348,9 @@ def _map_chunks(chunks: Iterator[pa.Table], truth: QrelsIndex, metrics: list[Met
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
-    workers = threads or min(4, os.cpu_count() or 1)
+    # one worker by default: measured on 2 cores, the parquet reader already uses both and a second
+    # evaluation thread only added GIL contention (2.3 s vs 3.3 s for 10M rows)
+    workers = threads or 1
     if workers <= 1:
         for chunk in chunks:
             yield _evaluate_chunk(chunk, truth, metrics, policy, source)
