@@ -75,7 +75,8 @@ def _finish(notices_box) -> None:
     if skipped:
         with st.sidebar.expander(f"{len(skipped)} data file(s) skipped"):
             for item in skipped:
-                st.caption(f"{components.safe_text(Path(item.path).name)}: {components.safe_text(item.reason)}")
+                name = Path(item.path).name.replace("`", "'")  # a backtick would end the code span
+                st.caption(f"`{name}`: {components.safe_text(item.reason)}")
 
 
 def _current_store():
