@@ -17,8 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalcore import id_keys
-from evalcore.errors import InputError
+from evalcore import formats, id_keys
 from evalcore.metrics import Metric, parse_metrics
 from evalcore.ties import QueryBlock, QueryTruth, TieKey, discounts, evaluate_block
 
@@ -59,49 +58,19 @@ def parse_tie_policy(text: str | TiePolicy) -> TiePolicy:
 
 # ----------------------------------------------------------------------------------------------- inputs
 
-def _table_from(obj, value_column: str, what: str) -> pa.Table:
-    """A run / qrels given in memory (DataFrame, Table or nested dict) as a typed Arrow table."""
+def _as_table(obj, value_column: str, what: str):
+    """An in-memory run / qrels as something ``formats.validate_*`` accepts (a nested dict becomes a table)."""
     if isinstance(obj, dict):
         qids, docids, values = [], [], []
         for qid, docs in obj.items():
             qids.extend([str(qid)] * len(docs))
             docids.extend(str(d) for d in docs)
             values.extend(docs.values())
-        obj = pa.table({"qid": qids, "docid": docids, value_column: values})
-    elif type(obj).__name__ == "DataFrame":
-        obj = pa.Table.from_pandas(obj, preserve_index=False)
-    if not isinstance(obj, pa.Table):
-        raise TypeError(f"{what} must be a path, a pandas DataFrame, a pyarrow Table or a dict, got {type(obj).__name__}")
-    missing = {"qid", "docid", value_column} - set(obj.column_names)
-    if missing:
-        raise InputError(f"{what} needs columns qid, docid, {value_column}; missing {', '.join(sorted(missing))}")
-    value_type = pa.float64() if value_column == "score" else pa.int64()
-    try:
-        columns = [pc.cast(obj["qid"], pa.string()), pc.cast(obj["docid"], pa.string()),
-                   pc.cast(obj[value_column], value_type)]
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise InputError(f"{what}: column {value_column} must be numeric ({exc})") from None
-    table = pa.table(dict(zip(["qid", "docid", value_column], columns)))
-    return table.combine_chunks()
-
-
-def _check_run_table(table: pa.Table) -> None:
-    """Validation for in-memory runs (file readers validate with line numbers)."""
-    scores = table["score"].to_numpy()
-    bad = np.flatnonzero(~np.isfinite(scores))
-    if bad.size:
-        raise InputError(f"run row {bad[0] + 1}: expected a finite score, found {scores[bad[0]]!r}")
-    qid_codes = pc.dictionary_encode(table["qid"]).combine_chunks().indices.to_numpy()
-    doc_encoded = pc.dictionary_encode(table["docid"]).combine_chunks()
-    pair = qid_codes.astype(np.int64) * len(doc_encoded.dictionary) + doc_encoded.indices.to_numpy()
-    order = np.argsort(pair, kind="stable")
-    repeated = np.flatnonzero(pair[order][1:] == pair[order][:-1])
-    if repeated.size:
-        row = int(order[repeated[0] + 1])
-        raise InputError(
-            f"run row {row + 1}: duplicate document {table['docid'][row].as_py()!r} for query "
-            f"{table['qid'][row].as_py()!r}: expected each (qid, docid) once"
-        )
+        return pa.table({"qid": pa.array(qids, pa.string()), "docid": pa.array(docids, pa.string()),
+                         value_column: values})
+    if isinstance(obj, pa.Table) or type(obj).__name__ == "DataFrame":
+        return obj
+    raise TypeError(f"{what} must be a path, a pandas DataFrame, a pyarrow Table or a dict, got {type(obj).__name__}")
 
 
 def _query_aligned(table: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
@@ -123,39 +92,21 @@ def _query_aligned(table: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
         yield table.slice(lo, hi - lo)
 
 
-def formats_unchecked_key() -> bytes:
-    from evalcore.formats import UNCHECKED_PAIRS_KEY
-
-    return UNCHECKED_PAIRS_KEY
-
-
 def _run_chunks(run, maxp: bool, chunk_rows: int) -> Iterator[pa.Table]:
     if isinstance(run, (str, Path)):
-        from evalcore import formats
-
         # streamed parquet chunks skip the reader's duplicate check: the engine hashes ids per query
         yield from formats.iter_run_chunks(run, maxp=maxp, chunk_rows=chunk_rows, check_duplicates=False)
         return
-    table = _table_from(run, "score", "run")
+    table = formats.validate_run(_as_table(run, "score", "run"), "<run table>")
     if maxp:
-        from evalcore import formats
-
         table = formats.apply_maxp(table)
-    _check_run_table(table)
     yield from _query_aligned(table, chunk_rows)
 
 
 def _qrels_table(qrels) -> pa.Table:
     if isinstance(qrels, (str, Path)):
-        from evalcore import formats
-
         return formats.read_qrels(qrels)
-    table = _table_from(qrels, "relevance", "qrels")
-    grades = table["relevance"].to_numpy()
-    if grades.size and grades.min() < 0:
-        row = int(np.argmin(grades))
-        raise InputError(f"qrels row {row + 1}: expected a grade >= 0, found {grades[row]}")
-    return table
+    return formats.validate_qrels(_as_table(qrels, "relevance", "qrels"), "<qrels table>")
 
 
 # ------------------------------------------------------------------------------------------------ qrels
@@ -271,11 +222,9 @@ def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], p
     changes = pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)).to_numpy(zero_copy_only=False)
     starts = np.r_[0, np.flatnonzero(changes) + 1]
     lengths = np.diff(np.r_[starts, n_rows])
-    if chunk.schema.metadata and formats_unchecked_key() in chunk.schema.metadata:
+    if chunk.schema.metadata and formats.UNCHECKED_PAIRS_KEY in chunk.schema.metadata:
         hashes = id_keys.string_hashes(docid_column)
         if hashes is None or _has_repeated_ids(hashes, lengths):
-            from evalcore import formats
-
             formats.raise_duplicate_pairs(chunk, source)
     chunk_qids = qid_column.take(pa.array(starts))
     qrels_query = truth.query_index(chunk_qids)
