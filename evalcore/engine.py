@@ -360,8 +360,8 @@ def evaluate(
     ``n_candidates`` and ``tied_at_cutoff`` (a tie group holds both rank k and rank k + 1).
 
     ``run``/``qrels`` are paths, DataFrames, Arrow tables or pytrec_eval-style dicts (docs/CONTRACTS.md).
-    Chunks of whole queries are read in order and evaluated by ``threads`` workers (default: the CPU
-    count, at most 4); at most two chunks per worker are in memory at once.
+    Chunks of whole queries are read in order and evaluated by ``threads`` workers (default 1: on two
+    cores the parquet reader already uses both); at most two chunks per worker are in memory at once.
     """
     table = evaluate_table(run, qrels, metrics, tie_policy, include_missing=include_missing, maxp=maxp,
                            chunk_rows=chunk_rows, threads=threads)
