@@ -144,34 +144,49 @@ class QrelsIndex:
         found = pc.index_in(qids, value_set=self.qids)
         return pc.fill_null(found, -1).to_numpy().astype(np.int64)
 
-    def gains(self, chunk_queries: np.ndarray, lengths: np.ndarray, docids: pa.Array) -> np.ndarray:
-        """Grade of every row of a chunk (0 when unjudged); ``chunk_queries`` holds each query run's
-        qrels position (-1 when absent) and ``lengths`` its number of rows.
-
-        Only the judged documents of the chunk's own queries are hashed into the look-up set, and
-        matches are confirmed on exact integer (query, document) codes.
-        """
-        gains = np.zeros(int(lengths.sum()), dtype=np.float64)
-        judged_queries = chunk_queries[chunk_queries >= 0]
+    def judged_in(self, chunk_queries: np.ndarray) -> "JudgedDocs":
+        """The judged documents of a chunk's queries (``chunk_queries``: qrels position per query run,
+        -1 when absent), keyed for :meth:`JudgedDocs.grades`."""
+        judged_queries = np.unique(chunk_queries[chunk_queries >= 0])
         counts = self.offsets[judged_queries + 1] - self.offsets[judged_queries]
-        if counts.sum() == 0:
-            return gains
+        total = int(counts.sum())
         qrels_rows = np.repeat(self.offsets[judged_queries], counts) + (
-            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
-        judged_docids = self.docids.take(pa.array(qrels_rows))
+            np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+        judged_docids = self.docids.take(_indices(qrels_rows))
         distinct = pc.unique(judged_docids)
-        judged_code = np.repeat(judged_queries, counts) * len(distinct) + pc.index_in(
+        code = np.repeat(judged_queries, counts) * len(distinct) + pc.index_in(
             judged_docids, value_set=distinct).to_numpy()
-        order = np.argsort(judged_code)
-        judged_code, judged_grade = judged_code[order], self.grades[qrels_rows][order]
-        row_doc = pc.fill_null(pc.index_in(docids, value_set=distinct), -1).to_numpy()
-        row_query = np.repeat(chunk_queries, lengths)
-        rows = np.flatnonzero((row_doc >= 0) & (row_query >= 0))
-        code = row_query[rows] * len(distinct) + row_doc[rows]
-        at = np.minimum(np.searchsorted(judged_code, code), len(judged_code) - 1)
-        hit = judged_code[at] == code
-        gains[rows[hit]] = judged_grade[at[hit]]
-        return gains
+        order = np.argsort(code)
+        return JudgedDocs(distinct, code[order], self.grades[qrels_rows][order])
+
+
+@dataclass(frozen=True)
+class JudgedDocs:
+    """Judged (query, document) pairs of one chunk as sorted integer codes
+    ``qrels query position * len(distinct) + position of the docid in distinct``."""
+
+    distinct: pa.Array
+    codes: np.ndarray
+    grade_of_code: np.ndarray
+
+    def grades(self, query_positions: np.ndarray, docids: pa.Array) -> np.ndarray:
+        """Grade of each (qrels query position, docid) pair; 0 when unjudged. Only the given rows are
+        hashed (the engine asks for the top K and the straddling tie group, not every candidate)."""
+        grades = np.zeros(len(docids), dtype=np.float64)
+        if len(self.codes) == 0:
+            return grades
+        doc = pc.fill_null(pc.index_in(docids, value_set=self.distinct), -1).to_numpy()
+        rows = np.flatnonzero(doc >= 0)
+        code = query_positions[rows] * len(self.distinct) + doc[rows]
+        at = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
+        hit = self.codes[at] == code
+        grades[rows[hit]] = self.grade_of_code[at[hit]]
+        return grades
+
+
+def _indices(values: np.ndarray) -> pa.Array:
+    """int64 numpy indices as an Arrow array."""
+    return pa.array(np.asarray(values, dtype=np.int64))
 
 
 def _has_repeated_ids(hashes: np.ndarray, lengths: np.ndarray) -> bool:
@@ -194,15 +209,17 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
     def key(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         if policy.name == "input-order":
             return cols.astype(np.float64)
-        chunk_rows = pa.array(row_of(rows, cols))
         if policy.name == "random":
+            chunk_rows = _indices(row_of(rows, cols))
             joined = pc.binary_join_element_wise(qids.take(chunk_rows), docids.take(chunk_rows), "\x1f")
             import pandas as pd
 
             hashed = pd.util.hash_array(joined.to_numpy(zero_copy_only=False),
                                         hash_key=f"{policy.seed % 16**16:016x}", categorize=False)
             return (hashed >> np.uint64(11)).astype(np.float64)  # 53 bits: exact in float64
-        rank = pc.rank(docids.take(chunk_rows), sort_keys="ascending", tiebreaker="dense").to_numpy()
+        rank = id_keys.byte_order_ranks(docids, row_of(rows, cols))
+        if rank is None:  # ids longer than the word-key limit: let arrow sort the strings
+            rank = pc.rank(docids.take(_indices(row_of(rows, cols))), sort_keys="ascending", tiebreaker="dense").to_numpy()
         rank = rank.astype(np.float64)
         return rank if policy.name == "docid-asc" else -rank
 
@@ -231,7 +248,7 @@ def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], p
     kept = np.flatnonzero(qrels_query >= 0)
     if kept.size == 0:
         return None
-    gains = truth.gains(qrels_query, lengths, docid_column)
+    judged = truth.judged_in(qrels_query)
 
     # queries of similar length share a block (lengths rounded up to a power of two), padded to the
     # longest query of the block: padding stays below 2x whatever the length distribution
@@ -242,34 +259,36 @@ def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], p
         per_block = max(1, _BLOCK_CELLS // int(bucket_width))
         for lo in range(0, len(bucket), per_block):
             queries = bucket[lo:lo + per_block]
-            block = _pad_block(queries, starts, lengths, scores, gains)
+            block = _pad_block(queries, starts, lengths, scores)
             in_qrels = qrels_query[queries]
             query_truth = QueryTruth(truth.n_relevant[in_qrels], {k: v[in_qrels] for k, v in truth.ideal_dcg.items()})
             block_starts = starts[queries]
             key = _oblivious_key(policy, qid_column, docid_column, lambda r, c, s=block_starts: s[r] + c)
-            values = evaluate_block(block, metrics, query_truth, key)
+
+            def gain_of(rows, cols, s=block_starts, q=in_qrels):
+                return judged.grades(q[rows], docid_column.take(_indices(s[rows] + cols)))
+
+            values = evaluate_block(block, metrics, query_truth, key, gain_of)
             frames.append(_block_frame(chunk_qids.take(pa.array(queries)), block.lengths, values, metrics))
     return pa.concat_tables(frames)
 
 
-def _pad_block(queries: np.ndarray, starts: np.ndarray, lengths: np.ndarray, scores: np.ndarray,
-               gains: np.ndarray) -> QueryBlock:
-    """Scores (-inf padded) and gains (0 padded) of the given queries as (Q, width) matrices."""
+def _pad_block(queries: np.ndarray, starts: np.ndarray, lengths: np.ndarray, scores: np.ndarray) -> QueryBlock:
+    """Scores of the given queries as a (Q, width) matrix padded with -inf; gains are left to the
+    kernel's look-up (only the cells that can change a metric are judged)."""
     query_lengths = lengths[queries].astype(np.int64)
     width = int(query_lengths.max())
     first, last = starts[queries[0]], starts[queries[-1]] + query_lengths[-1]
     contiguous = (query_lengths == width).all() and last - first == width * len(queries)
     if contiguous:  # the common case (every query has the same depth): a reshape, no copy
-        return QueryBlock(scores[first:last].reshape(-1, width), gains[first:last].reshape(-1, width), query_lengths)
+        return QueryBlock(scores[first:last].reshape(-1, width), None, query_lengths)
     offsets = np.repeat(starts[queries], query_lengths)
     within = np.arange(int(query_lengths.sum())) - np.repeat(np.cumsum(query_lengths) - query_lengths, query_lengths)
     source = offsets + within
     target = np.repeat(np.arange(len(queries)) * width, query_lengths) + within
     block_scores = np.full(len(queries) * width, -np.inf)
-    block_gains = np.zeros(len(queries) * width)
     block_scores[target] = scores[source]
-    block_gains[target] = gains[source]
-    return QueryBlock(block_scores.reshape(-1, width), block_gains.reshape(-1, width), query_lengths)
+    return QueryBlock(block_scores.reshape(-1, width), None, query_lengths)
 
 
 RESULT_SCHEMA = pa.schema([

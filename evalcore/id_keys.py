@@ -11,6 +11,50 @@ import numpy as np
 import pyarrow as pa
 
 _HASHED_ID_MAX_BYTES = 256
+_ORDERED_ID_MAX_BYTES = 64
+
+
+def _offsets_and_data(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The value offsets (int64, len + 1) and the data bytes of a string array."""
+    is_large = pa.types.is_large_string(strings.type)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64 if is_large else np.int32)
+    offsets = offsets[strings.offset: strings.offset + len(strings) + 1].astype(np.int64)
+    data_buffer = strings.buffers()[2]
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def byte_order_ranks(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
+    """Dense ranks of ``strings[rows]`` in byte-lexicographic order (trec_eval's ``strcmp``; equal to
+    code-point order for UTF-8), computed from the Arrow buffers without materialising the strings.
+
+    Each string becomes big-endian 8-byte words (zero-padded) plus its length; sorting on (words...,
+    length) is exactly byte order, because a zero-padded tie means one string is a prefix of the other.
+    None when a selected string is longer than _ORDERED_ID_MAX_BYTES (the caller then ranks with arrow).
+    """
+    offsets, data = _offsets_and_data(strings)
+    starts = offsets[rows]
+    lengths = offsets[rows + 1] - starts
+    longest = int(lengths.max()) if len(lengths) else 0
+    if longest > _ORDERED_ID_MAX_BYTES:
+        return None
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    width = 8 * max(1, -(-longest // 8))
+    position = np.arange(width)
+    inside = position[None, :] < lengths[:, None]
+    at = np.minimum(starts[:, None] + position[None, :], max(len(data) - 1, 0))
+    raw = np.where(inside, data[at] if len(data) else 0, 0).astype(np.uint8)
+    words = raw.view(">u8").astype(np.uint64)  # (n, width / 8), most significant byte first
+    keys = [lengths] + [words[:, j] for j in range(words.shape[1] - 1, -1, -1)]
+    order = np.lexsort(keys)
+    differs = np.zeros(len(order), dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        differs[1:] |= ordered[1:] != ordered[:-1]
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.cumsum(differs)
+    return ranks
 
 
 def string_hashes(strings: pa.Array) -> np.ndarray | None:
@@ -18,14 +62,12 @@ def string_hashes(strings: pa.Array) -> np.ndarray | None:
 
     None when some string is longer than _HASHED_ID_MAX_BYTES (the caller then hashes with arrow).
     """
-    is_large = pa.types.is_large_string(strings.type)
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64 if is_large else np.int32)
-    offsets = offsets[strings.offset: strings.offset + len(strings) + 1].astype(np.int64)
+    offsets, data = _offsets_and_data(strings)
     lengths = np.diff(offsets)
     longest = int(lengths.max()) if len(lengths) else 0
     if longest > _HASHED_ID_MAX_BYTES:
         return None
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8) if longest else np.zeros(0, np.uint8)
+    data = data if longest else np.zeros(0, np.uint8)
     padded = np.zeros(len(data) + 8, dtype=np.uint8)
     padded[: len(data)] = data
     # little-endian uint64 starting at every byte offset (unaligned view, no copy)

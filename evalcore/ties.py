@@ -33,16 +33,22 @@ from evalcore.metrics import Metric
 
 # tie_key(rows, cols) -> float64 keys; within a tie group, a smaller key is ranked first.
 TieKey = Callable[[np.ndarray, np.ndarray], np.ndarray]
+# gain_of(rows, cols) -> float64 grades of those block cells (0 when unjudged)
+GainLookup = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 VALUE_KINDS = ("oblivious", "expected", "min", "max")
 
 
 @dataclass
 class QueryBlock:
-    """Q queries padded to width M: scores (-inf pad), gains (0 pad), number of real candidates."""
+    """Q queries padded to width M: scores (-inf pad), gains (0 pad), number of real candidates.
+
+    ``gains`` may be None: :class:`TopK` then asks a :data:`GainLookup` for the cells that can change a
+    metric (the top K and the tie group straddling K), typically a few percent of the block.
+    """
 
     scores: np.ndarray  # (Q, M) float64
-    gains: np.ndarray  # (Q, M) float64
+    gains: np.ndarray | None  # (Q, M) float64, or None (looked up lazily)
     lengths: np.ndarray  # (Q,) int64
 
 
@@ -70,8 +76,8 @@ class TopK:
     whose group at rank K extends past K ("straddling") the compacted list of that group's members.
     """
 
-    def __init__(self, block: QueryBlock, k_max: int) -> None:
-        scores, gains = block.scores, block.gains
+    def __init__(self, block: QueryBlock, k_max: int, gain_of: GainLookup | None = None) -> None:
+        scores = block.scores
         n_queries, width = scores.shape
         self.block = block
         self.k = k = max(1, min(k_max, width))
@@ -80,6 +86,9 @@ class TopK:
         self.straddling_rows = np.zeros(0, dtype=np.int64)
         if self.full:
             self.sorted_index = np.argsort(-scores, axis=1, kind="stable")
+            if block.gains is None:
+                rows, cols = np.nonzero(np.arange(width)[None, :] < block.lengths[:, None])
+                block.gains = self._looked_up(gain_of, rows, cols)
         else:
             candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k]
             candidate_scores = _take(scores, candidates)
@@ -87,8 +96,6 @@ class TopK:
             in_boundary = scores == threshold[:, None]
             self.n_above = (scores > threshold[:, None]).sum(axis=1)
             self.boundary_size = in_boundary.sum(axis=1)
-            self.boundary_gain = (gains * in_boundary).sum(axis=1)
-            self.boundary_relevant = (in_boundary & (gains >= 1)).sum(axis=1)
             straddling = (self.boundary_size > k - self.n_above) & np.isfinite(threshold)
             self.straddling_rows = rows = np.flatnonzero(straddling)
             if rows.size:
@@ -97,6 +104,17 @@ class TopK:
                 slot = np.arange(len(sub_rows)) - np.repeat(np.cumsum(counts) - counts, counts)
                 self.boundary_cols = np.full((rows.size, int(counts.max())), -1, dtype=np.int64)
                 self.boundary_cols[sub_rows, slot] = cols
+            if block.gains is None:
+                # only the top K and the members of a straddling group can change a metric: a
+                # non-straddling group at rank K lies inside the top K, so its members are candidates
+                valid = candidate_scores > -np.inf
+                cand_rows = np.nonzero(valid)[0]
+                need_rows = np.concatenate([cand_rows, rows[sub_rows]]) if rows.size else cand_rows
+                need_cols = np.concatenate([candidates[valid], cols]) if rows.size else candidates[valid]
+                block.gains = self._looked_up(gain_of, need_rows, need_cols)
+            gains = block.gains
+            self.boundary_gain = (gains * in_boundary).sum(axis=1)
+            self.boundary_relevant = (in_boundary & (gains >= 1)).sum(axis=1)
             by_score = np.argsort(-candidate_scores, axis=1, kind="stable")
             self.sorted_index = _take(candidates, by_score)
         sorted_scores = _take(scores, self.sorted_index)
@@ -111,6 +129,14 @@ class TopK:
         tied[:, :-1] |= equal_next
         self.tied_rows = np.flatnonzero(tied.any(axis=1))
         self.tied_cells = np.nonzero(tied)
+
+    def _looked_up(self, gain_of: GainLookup | None, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """A (Q, M) gain matrix holding ``gain_of`` at the given cells and 0 elsewhere."""
+        if gain_of is None:
+            raise ValueError("a QueryBlock without gains needs a gain look-up")
+        gains = np.zeros(self.block.scores.shape, dtype=np.float64)
+        gains[rows, cols] = gain_of(rows, cols)
+        return gains
 
     def order(self, tie_key: TieKey) -> np.ndarray:
         """(Q, K) column indices of the first K candidates under (score desc, tie_key asc)."""
@@ -265,11 +291,12 @@ def _expected_values(
 
 def evaluate_block(
     block: QueryBlock, metrics: list[Metric], truth: QueryTruth, oblivious_key: TieKey,
+    gain_of: GainLookup | None = None,
 ) -> dict[str, dict[Metric, np.ndarray]]:
     """All four values of every metric for one block: ``{kind: {metric: (Q,) array}}`` plus
-    ``{"tied_at_cutoff": {metric: (Q,) bool}}``."""
+    ``{"tied_at_cutoff": {metric: (Q,) bool}}``. ``gain_of`` supplies gains when ``block.gains`` is None."""
     k_max = max(block.scores.shape[1] if m.k is None else m.k for m in metrics)
-    top = TopK(block, k_max)
+    top = TopK(block, k_max, gain_of)
     gains = block.gains
     valid = np.arange(top.k)[None, :] < block.lengths[:, None]
 

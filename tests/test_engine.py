@@ -21,14 +21,15 @@ import evalcore
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 
-def random_run(seed: int, n_queries: int = 60, max_docs: int = 60, levels: int = 6, graded: bool = True):
+def random_run(seed: int, n_queries: int = 60, max_docs: int = 60, levels: int = 6, graded: bool = True,
+               id_prefix: str = ""):
     """Runs with heavy ties (few distinct scores), graded qrels, unretrieved relevant documents,
     queries only in the run and only in the qrels."""
     rng = np.random.default_rng(seed)
     run, qrels = {}, {}
     for q in range(n_queries):
         n = int(rng.integers(1, max_docs))
-        docids = [f"d{int(x)}" for x in rng.choice(10_000, size=n, replace=False)]
+        docids = [f"{id_prefix}d{int(x)}" for x in rng.choice(10_000, size=n, replace=False)]
         run[f"q{q}"] = {d: float(rng.integers(0, levels)) / 8 for d in docids}
         judged = {d: int(rng.choice([0, 1, 2] if graded else [0, 1], p=[0.6, 0.3, 0.1] if graded else [0.7, 0.3]))
                   for d in docids if rng.random() < 0.5}
@@ -39,9 +40,10 @@ def random_run(seed: int, n_queries: int = 60, max_docs: int = 60, levels: int =
     return run, qrels
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_docid_desc_oblivious_equals_pytrec_eval(seed):
-    run, qrels = random_run(seed)
+# ids of 1 word, several 8-byte words, and past the word-key limit (arrow sorts those)
+@pytest.mark.parametrize("seed,id_prefix", [(s, "") for s in range(6)] + [(6, "doc/0123456789-"), (7, "x" * 70)])
+def test_docid_desc_oblivious_equals_pytrec_eval(seed, id_prefix):
+    run, qrels = random_run(seed, id_prefix=id_prefix)
     measures = {"ndcg_cut.1,5,10,20", "recall.5,10,100", "P.1,5,10", "map_cut.5,10,100", "recip_rank"}
     reference = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     ours = evalcore.evaluate(run, qrels, ["ndcg@1", "ndcg@5", "ndcg@10", "ndcg@20", "recall@5", "recall@10",

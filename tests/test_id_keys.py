@@ -27,6 +27,24 @@ def test_distinct_short_ids_get_distinct_hashes():
     assert len(np.unique(id_keys.string_hashes(pa.array(values)))) == len(values)
 
 
+@given(st.lists(st.text(alphabet=st.sampled_from("ab\x00\x7fé€😀"), max_size=20), min_size=1, max_size=60),
+       st.integers(0, 3))
+def test_byte_order_ranks_follow_python_string_order(values, cut):
+    """Ranks equal the dense rank of Python's code-point order (= UTF-8 byte order), also on a slice."""
+    array = pa.array(values + ["prefix"]).slice(cut % 2)
+    strings = array.to_pylist()
+    rows = np.arange(len(strings))[::-1]  # any row selection, here reversed
+    ranks = id_keys.byte_order_ranks(array, rows)
+    distinct = sorted(set(strings))
+    assert ranks.tolist() == [distinct.index(strings[r]) for r in rows]
+
+
+def test_byte_order_ranks_leave_long_ids_to_arrow():
+    array = pa.array(["x" * 65, "y"])
+    assert id_keys.byte_order_ranks(array, np.array([1])) is not None
+    assert id_keys.byte_order_ranks(array, np.array([0, 1])) is None
+
+
 def _write_run(path, n_queries=40, depth=30, duplicate_at=None):
     rows = [(f"q{q:03d}", f"d{d}", float(d % 4)) for q in range(n_queries) for d in range(depth)]
     if duplicate_at is not None:
