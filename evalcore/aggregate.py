@@ -14,7 +14,10 @@ Definitions (DESIGN.md § Definitions):
 """
 from __future__ import annotations
 
-from typing import Sequence
+import threading
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -125,6 +128,29 @@ def rank_intervals(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 # -- bootstrap & randomization -------------------------------------------------------------------------
+_BLAS_LIMIT_LOCK = threading.RLock()
+
+
+@lru_cache(maxsize=1)
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController  # deferred: it inspects the loaded libraries once
+
+    return ThreadpoolController()
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run BLAS on one thread inside the block.
+
+    A float32 GEMM's low bits depend on how BLAS splits it across threads (OpenBLAS gives different bits
+    for 1 and 2 threads), so pinning one thread makes the bootstrap the same whatever the core count; the
+    products here are small, and on a loaded 2-core machine two BLAS threads waiting for each other were
+    2-5x slower than one. The lock stops a concurrent caller from restoring the thread count mid-GEMM.
+    """
+    with _BLAS_LIMIT_LOCK, _blas_controller().limit(limits=1, user_api="blas"):
+        yield
+
+
 def resample_counts(n_queries: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """(n_resamples, n_queries) multiplicities of each query in each bootstrap resample (rows sum to n).
 
@@ -144,9 +170,11 @@ def bootstrap_means(per_query: np.ndarray, counts: np.ndarray) -> np.ndarray:
     counts = np.asarray(counts, dtype=np.float32)
     present = ~np.isnan(values)
     if present.all():
-        return (counts @ values.T.astype(np.float32)).astype(np.float64) / values.shape[1]
-    sums = (counts @ np.where(present, values, 0.0).T.astype(np.float32)).astype(np.float64)
-    weights = (counts @ present.T.astype(np.float32)).astype(np.float64)
+        with single_threaded_blas():
+            return (counts @ values.T.astype(np.float32)).astype(np.float64) / values.shape[1]
+    with single_threaded_blas():
+        sums = (counts @ np.where(present, values, 0.0).T.astype(np.float32)).astype(np.float64)
+        weights = (counts @ present.T.astype(np.float32)).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         return sums / weights
 

@@ -203,6 +203,9 @@ def _has_repeated_ids(hashes: np.ndarray, lengths: np.ndarray) -> bool:
 
 # ---------------------------------------------------------------------------------------------- tie keys
 
+_DESCENDING = np.uint64(2**64 - 2)  # byte-order keys are < 2**64 - 256: this reverses them, still unsigned
+
+
 def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: callable) -> TieKey:
     """A tie key over block cells for the policy; ``row_of(rows, cols)`` maps cells to chunk rows."""
 
@@ -217,11 +220,11 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
             hashed = pd.util.hash_array(joined.to_numpy(zero_copy_only=False),
                                         hash_key=f"{policy.seed % 16**16:016x}", categorize=False)
             return (hashed >> np.uint64(11)).astype(np.float64)  # 53 bits: exact in float64
-        rank = id_keys.byte_order_ranks(docids, row_of(rows, cols))
-        if rank is None:  # ids longer than the word-key limit: let arrow sort the strings
-            rank = pc.rank(docids.take(_indices(row_of(rows, cols))), sort_keys="ascending", tiebreaker="dense").to_numpy()
-        rank = rank.astype(np.float64)
-        return rank if policy.name == "docid-asc" else -rank
+        keys = id_keys.byte_order_keys(docids, row_of(rows, cols))
+        if keys is None:  # ids longer than the word-key limit: let arrow sort the strings
+            ranks = pc.rank(docids.take(_indices(row_of(rows, cols))), sort_keys="ascending", tiebreaker="dense")
+            keys = ranks.to_numpy().astype(np.uint64)
+        return keys if policy.name == "docid-asc" else _DESCENDING - keys
 
     return key
 

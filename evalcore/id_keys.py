@@ -24,13 +24,15 @@ def _offsets_and_data(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-def byte_order_ranks(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
-    """Dense ranks of ``strings[rows]`` in byte-lexicographic order (trec_eval's ``strcmp``; equal to
-    code-point order for UTF-8), computed from the Arrow buffers without materialising the strings.
+def byte_order_keys(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
+    """uint64 keys of ``strings[rows]`` whose order is byte-lexicographic order (trec_eval's ``strcmp``;
+    equal to code-point order for UTF-8), computed from the Arrow buffers without materialising strings.
 
-    Each string becomes big-endian 8-byte words (zero-padded) plus its length; sorting on (words...,
-    length) is exactly byte order, because a zero-padded tie means one string is a prefix of the other.
-    None when a selected string is longer than _ORDERED_ID_MAX_BYTES (the caller then ranks with arrow).
+    Ids of at most 7 bytes (the common case) become one big-endian word, zero-padded, plus the length in
+    its free lowest byte: one vectorised gather, no sort. Longer ids get dense ranks from a sort on
+    (big-endian 8-byte words..., length): a zero-padded tie means one string is a prefix of the other,
+    so the shorter comes first. Keys stay below 2**64 - 256. None when a selected string is longer than
+    _ORDERED_ID_MAX_BYTES (the caller then ranks with arrow).
     """
     offsets, data = _offsets_and_data(strings)
     starts = offsets[rows]
@@ -38,21 +40,23 @@ def byte_order_ranks(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
     longest = int(lengths.max()) if len(lengths) else 0
     if longest > _ORDERED_ID_MAX_BYTES:
         return None
-    if len(rows) == 0:
-        return np.zeros(0, dtype=np.int64)
+    if len(rows) == 0 or longest == 0:
+        return lengths.astype(np.uint64)
     width = 8 * max(1, -(-longest // 8))
     position = np.arange(width)
     inside = position[None, :] < lengths[:, None]
-    at = np.minimum(starts[:, None] + position[None, :], max(len(data) - 1, 0))
-    raw = np.where(inside, data[at] if len(data) else 0, 0).astype(np.uint8)
+    raw = data[np.minimum(starts[:, None] + position[None, :], len(data) - 1)]
+    raw[~inside] = 0
     words = raw.view(">u8").astype(np.uint64)  # (n, width / 8), most significant byte first
+    if longest <= 7:
+        return words[:, 0] + lengths.astype(np.uint64)
     keys = [lengths] + [words[:, j] for j in range(words.shape[1] - 1, -1, -1)]
     order = np.lexsort(keys)
     differs = np.zeros(len(order), dtype=bool)
     for key in keys:
         ordered = key[order]
         differs[1:] |= ordered[1:] != ordered[:-1]
-    ranks = np.empty(len(order), dtype=np.int64)
+    ranks = np.empty(len(order), dtype=np.uint64)
     ranks[order] = np.cumsum(differs)
     return ranks
 

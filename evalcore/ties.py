@@ -31,7 +31,8 @@ import numpy as np
 
 from evalcore.metrics import Metric
 
-# tie_key(rows, cols) -> float64 keys; within a tie group, a smaller key is ranked first.
+# tie_key(rows, cols) -> float64 or uint64 keys (uint64 below 2**64 - 1); within a tie group, a smaller
+# key is ranked first.
 TieKey = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # gain_of(rows, cols) -> float64 grades of those block cells (0 when unjudged)
 GainLookup = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -149,8 +150,9 @@ class TopK:
             if index is self.sorted_index:
                 index = index.copy()
             cell_rows, cell_positions = self.tied_cells
-            keys = np.zeros(index.shape, dtype=np.float64)
-            keys[cell_rows, cell_positions] = tie_key(cell_rows, index[cell_rows, cell_positions])
+            cell_keys = tie_key(cell_rows, index[cell_rows, cell_positions])
+            keys = np.zeros(index.shape, dtype=cell_keys.dtype)
+            keys[cell_rows, cell_positions] = cell_keys
             tied = self.tied_rows
             within = np.lexsort((keys[tied], self.group_start[tied]), axis=-1)
             index[tied] = _take(index[tied], within)
@@ -162,8 +164,10 @@ class TopK:
         k, rows, cols = self.k, self.straddling_rows, self.boundary_cols
         present = cols >= 0
         sub_rows, slots = np.nonzero(present)
-        keys = np.full(cols.shape, np.inf)
-        keys[sub_rows, slots] = tie_key(rows[sub_rows], cols[sub_rows, slots])
+        cell_keys = tie_key(rows[sub_rows], cols[sub_rows, slots])
+        last = np.inf if cell_keys.dtype.kind == "f" else np.iinfo(cell_keys.dtype).max  # empty slots sort last
+        keys = np.full(cols.shape, last, dtype=cell_keys.dtype)
+        keys[sub_rows, slots] = cell_keys
         n_above = self.n_above[rows][:, None]
         need = int((k - n_above).max())
         if cols.shape[1] > need:
