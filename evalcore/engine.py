@@ -214,7 +214,10 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
             return cols.astype(np.float64)
         if policy.name == "random":
             chunk_rows = _indices(row_of(rows, cols))
-            joined = pc.binary_join_element_wise(qids.take(chunk_rows), docids.take(chunk_rows), "\x1f")
+            row_qids = qids.take(chunk_rows)
+            if pa.types.is_dictionary(row_qids.type):
+                row_qids = row_qids.dictionary_decode()
+            joined = pc.binary_join_element_wise(row_qids, docids.take(chunk_rows), "\x1f")
             import pandas as pd
 
             hashed = pd.util.hash_array(joined.to_numpy(zero_copy_only=False),
@@ -239,14 +242,19 @@ def _evaluate_chunk(chunk: pa.Table, truth: QrelsIndex, metrics: list[Metric], p
     n_rows = len(scores)
     if n_rows == 0:
         return None
-    changes = pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)).to_numpy(zero_copy_only=False)
-    starts = np.r_[0, np.flatnonzero(changes) + 1]
+    if pa.types.is_dictionary(qid_column.type):  # streamed parquet: one duplicate-free dictionary
+        codes = qid_column.indices.to_numpy()
+        starts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1]
+        chunk_qids = qid_column.dictionary.take(_indices(codes[starts]))
+    else:
+        changes = pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)).to_numpy(zero_copy_only=False)
+        starts = np.r_[0, np.flatnonzero(changes) + 1]
+        chunk_qids = qid_column.take(_indices(starts))
     lengths = np.diff(np.r_[starts, n_rows])
     if chunk.schema.metadata and formats.UNCHECKED_PAIRS_KEY in chunk.schema.metadata:
         hashes = id_keys.string_hashes(docid_column)
         if hashes is None or _has_repeated_ids(hashes, lengths):
             formats.raise_duplicate_pairs(chunk, source)
-    chunk_qids = qid_column.take(pa.array(starts))
     qrels_query = truth.query_index(chunk_qids)
     kept = np.flatnonzero(qrels_query >= 0)
     if kept.size == 0:

@@ -36,6 +36,8 @@ from evalcore.errors import InputError
 from evalcore.id_keys import string_hashes
 
 RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64())])
+# streamed parquet chunks for the engine keep string qids dictionary-encoded (as parquet stores them)
+DICTIONARY_QID_RUN_SCHEMA = RUN_SCHEMA.set(0, pa.field("qid", pa.dictionary(pa.int32(), pa.string())))
 QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("relevance", pa.int64())])
 
 FORMATS = ("trec", "parquet", "csv", "tsv", "jsonl")
@@ -370,11 +372,22 @@ def _no_nulls(values: pa.Array, name: str, path: Path, numbers: LineNumbers) -> 
                     _first_true(pc.is_null(values)))
 
 
-def _as_id(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: LineNumbers) -> pa.Array:
-    """Ids as strings: numbers become their decimal text, dictionaries are decoded."""
+def _as_id(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: LineNumbers,
+           keep_dictionary: bool = False) -> pa.Array:
+    """Ids as strings: numbers become their decimal text, dictionaries are decoded unless
+    ``keep_dictionary`` and they are int32-indexed, duplicate-free string dictionaries (then only the
+    dictionary is UTF-8-checked)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if pa.types.is_dictionary(values.type):
+        if keep_dictionary and _is_plain_string_dictionary(values):
+            _no_nulls(values, name, path, numbers)
+            try:
+                values.dictionary.validate(full=True)
+            except pa.ArrowInvalid:
+                pass  # fall through: decode and name the first bad row
+            else:
+                return values
         values = values.dictionary_decode()
     _no_nulls(values, name, path, numbers)
     if pa.types.is_string(values.type):
@@ -396,6 +409,13 @@ def _as_id(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: L
                         _first_failing_row(values, lambda part: part.cast(pa.string()))) from None
     # every row of a typed column has that type: name the first one
     raise _fail(f"expected column {name} to hold strings or integers, found {values.type}", path, numbers, 0)
+
+
+def _is_plain_string_dictionary(values: pa.Array) -> bool:
+    """int32 indices into a string dictionary without repeated entries (so equal codes <=> equal ids)."""
+    dictionary = values.dictionary
+    return (values.type == DICTIONARY_QID_RUN_SCHEMA.field("qid").type
+            and pc.count_distinct(dictionary).as_py() == len(dictionary) and dictionary.null_count == 0)
 
 
 def _float_ids_as_text(values: pa.Array) -> pa.Array:
@@ -527,10 +547,11 @@ def apply_maxp(run: pa.Table) -> pa.Table:
 # ----------------------------------------------------------------------------- run readers
 
 def _canonical_run(qids: pa.Array, docids: pa.Array, scores: pa.Array, path: Path,
-                   numbers: LineNumbers) -> pa.Table:
-    return pa.table({"qid": _as_id(qids, "qid", path, numbers),
-                     "docid": _as_id(docids, "docid", path, numbers),
-                     "score": _as_scores(scores, path, numbers)}, schema=RUN_SCHEMA)
+                   numbers: LineNumbers, keep_qid_dictionary: bool = False) -> pa.Table:
+    qid = _as_id(qids, "qid", path, numbers, keep_dictionary=keep_qid_dictionary)
+    return pa.table({"qid": qid, "docid": _as_id(docids, "docid", path, numbers),
+                     "score": _as_scores(scores, path, numbers)},
+                    schema=DICTIONARY_QID_RUN_SCHEMA if pa.types.is_dictionary(qid.type) else RUN_SCHEMA)
 
 
 def _require_rows(n_rows: int, path: Path, what: str) -> None:
@@ -693,8 +714,26 @@ def _qid_run_starts(qids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Row indices where a new run of equal qids begins (always includes 0)."""
     if len(qids) == 0:
         return np.zeros(0, dtype=np.int64)
+    if pa.types.is_dictionary(qids.type):
+        codes = _dictionary_codes(qids)
+        if codes is not None:
+            return np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+        qids = qids.cast(qids.type.value_type)
     changed = pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1))
     return np.concatenate(([0], np.flatnonzero(np.asarray(changed.to_numpy(zero_copy_only=False), bool)) + 1))
+
+
+def _dictionary_codes(qids: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """int64 codes (null -> -1) of a dictionary column whose chunks share one duplicate-free dictionary;
+    None otherwise."""
+    chunks = qids.chunks if isinstance(qids, pa.ChunkedArray) else [qids]
+    if not chunks:
+        return np.zeros(0, dtype=np.int64)
+    dictionary = chunks[0].dictionary
+    if any(not chunk.dictionary.equals(dictionary) for chunk in chunks[1:]) \
+            or pc.count_distinct(dictionary, mode="all").as_py() != len(dictionary):
+        return None
+    return np.concatenate([pc.fill_null(chunk.indices, -1).to_numpy().astype(np.int64) for chunk in chunks])
 
 
 def _chunk_ends(run_starts: np.ndarray, n_rows: int, chunk_rows: int) -> list[int]:
@@ -743,8 +782,11 @@ def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
     finished: set[object] = set()
     current: object = None
     parquet_file = pq.ParquetFile(path, read_dictionary=[qid_column])
+    rows_before = 0
     for batch in parquet_file.iter_batches(batch_size=1 << 20, columns=[qid_column]):
         qids = batch.column(0)
+        _no_nulls(qids, "qid", path, LineNumbers(rows_before + 1))
+        rows_before += len(qids)
         if pa.types.is_dictionary(qids.type):
             codes = qids.indices.to_numpy(zero_copy_only=False)
             starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1)) if len(codes) else codes
@@ -763,7 +805,8 @@ def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
 
 
 def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], maxp: bool,
-                            chunk_rows: int, check_duplicates: bool = True) -> Iterator[pa.Table]:
+                            chunk_rows: int, check_duplicates: bool = True,
+                            qid_dictionary: bool = False) -> Iterator[pa.Table]:
     pending: list[pa.Table] = []
     pending_rows = 0
     first_row = 0  # 0-based file row of pending[0]'s first row
@@ -784,13 +827,15 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         if not pending:
             return
         combined = pa.concat_tables(pending)
+        if qid_dictionary:
+            combined = combined.unify_dictionaries()
         ends = _chunk_ends(_qid_run_starts(combined[picked["qid"]]), combined.num_rows, chunk_rows)
         if batch is not None:
             ends = ends[:-1]  # the last chunk may hold a query that continues in the next batch
         position = 0
         for end in ends:
             yield _validated_chunk(combined.slice(position, end - position), picked, path,
-                                   LineNumbers(first_row + position + 1), maxp, check_duplicates)
+                                   LineNumbers(first_row + position + 1), maxp, check_duplicates, qid_dictionary)
             position = end
         first_row += position
         if batch is None:
@@ -798,6 +843,8 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         pending = [combined.slice(position)]
         pending_rows = combined.num_rows - position
         trailing_qid = combined[picked["qid"]][combined.num_rows - 1]
+        if isinstance(trailing_qid, pa.DictionaryScalar):
+            trailing_qid = trailing_qid.value
 
 
 def _row_group_batches(parquet_file, batch_size: int, columns: list[str]) -> Iterator[pa.RecordBatch]:
@@ -822,8 +869,9 @@ UNCHECKED_PAIRS_KEY = b"evalcore.unchecked_pairs_first_line"
 
 
 def _validated_chunk(raw: pa.Table, picked: dict[str, str], path: Path, numbers: LineNumbers,
-                     maxp: bool, check_duplicates: bool = True) -> pa.Table:
-    chunk = _canonical_run(raw[picked["qid"]], raw[picked["docid"]], raw[picked["score"]], path, numbers)
+                     maxp: bool, check_duplicates: bool = True, qid_dictionary: bool = False) -> pa.Table:
+    chunk = _canonical_run(raw[picked["qid"]], raw[picked["docid"]], raw[picked["score"]], path, numbers,
+                           keep_qid_dictionary=qid_dictionary and not check_duplicates and not maxp)
     if check_duplicates or maxp:
         check_unique_pairs(chunk, path, numbers)
         return apply_maxp(chunk) if maxp else chunk
@@ -836,6 +884,8 @@ def raise_duplicate_pairs(chunk: pa.Table, path: str | Path) -> None:
     line of the repeated row); returns quietly when the suspected duplicate was a hash collision."""
     metadata = chunk.schema.metadata or {}
     first_line = int(metadata.get(UNCHECKED_PAIRS_KEY, b"1"))
+    if pa.types.is_dictionary(chunk.schema.field("qid").type):
+        chunk = chunk.set_column(0, "qid", chunk["qid"].cast(pa.string()))
     check_unique_pairs(chunk.replace_schema_metadata(None), path, LineNumbers(first_line))
 
 
@@ -850,7 +900,8 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
     Opening, format and column errors are raised at call time, not at the first ``next``.
     ``check_duplicates=False`` lets a caller that hashes document ids anyway (the engine) check
     (qid, docid) uniqueness of streamed chunks itself; such chunks carry ``UNCHECKED_PAIRS_KEY``
-    metadata and :func:`raise_duplicate_pairs` produces the exact error.
+    metadata and :func:`raise_duplicate_pairs` produces the exact error, and their string qids stay
+    dictionary-encoded (``DICTIONARY_QID_RUN_SCHEMA``: one duplicate-free dictionary per chunk).
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be >= 1")
@@ -865,7 +916,16 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # damaged pages, invalid UTF-8 ids
             raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
         if grouped:
-            return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows, check_duplicates)
+            # the engine's path (it checks pairs itself): string qids stay dictionary-encoded, which
+            # skips decoding them row by row (parquet stores a few distinct qids per page as a dictionary)
+            qid_dictionary = (not check_duplicates and not maxp
+                              and pa.types.is_string(parquet_file.schema_arrow.field(picked["qid"]).type))
+            if qid_dictionary:
+                import pyarrow.parquet as pq
+
+                parquet_file = pq.ParquetFile(path, read_dictionary=[picked["qid"]])
+            return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows, check_duplicates,
+                                           qid_dictionary)
     return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows)
 
 

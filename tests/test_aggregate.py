@@ -209,6 +209,22 @@ def test_bootstrap_is_paired_and_brackets_the_estimate():
     assert np.all(lo <= point) and np.all(point <= hi)
 
 
+def test_bootstrap_does_not_depend_on_the_blas_thread_count():
+    # float32 GEMM sums change in their low bits with the BLAS thread count (OpenBLAS: 1 vs 2 threads);
+    # the bootstrap pins one thread, so the same seed gives the same samples whatever the caller set
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(4)
+    per_task = [rng.random((100, 600)) for _ in range(3)]  # 400 queries gave the same bits on 1 and 2 threads, 500+ did not
+    per_task[1][5, 7] = np.nan  # the path with missing queries too
+    results = []
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
+            results.append(aggregate.bootstrap_task_and_g(per_task, n_resamples=1000, seed=0))
+    for one_thread, two_threads in zip(results[0][0], results[1][0]):
+        np.testing.assert_array_equal(one_thread, two_threads)
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
 # -- paired randomization ----------------------------------------------------------------------------
 def test_randomization_p_matches_exhaustive_enumeration():
     rng = np.random.default_rng(3)

@@ -144,6 +144,21 @@ def test_every_input_form_gives_the_same_result(tmp_path):
         pd.testing.assert_frame_equal(canonical[0], other)
 
 
+@pytest.mark.parametrize("policy", ["docid-desc", "docid-asc", "input-order", "random:3"])
+def test_streamed_parquet_in_small_row_groups_equals_in_memory(tmp_path, policy):
+    """Streamed chunks (dictionary qids unified across row groups, queries crossing row groups and
+    chunks) give exactly the in-memory result under every tie policy."""
+    run, qrels = random_run(8, n_queries=80)
+    frame = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                         columns=["qid", "docid", "score"])
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / "run.parquet", row_group_size=37)
+    metrics = ["ndcg@10", "mrr@10", "recall@20", "ap@10", "p@5"]
+    streamed = evalcore.evaluate(tmp_path / "run.parquet", qrels, metrics, tie_policy=policy, chunk_rows=50)
+    in_memory = evalcore.evaluate(frame, qrels, metrics, tie_policy=policy)
+    pd.testing.assert_frame_equal(streamed.sort_values(["metric", "qid"]).reset_index(drop=True),
+                                  in_memory.sort_values(["metric", "qid"]).reset_index(drop=True))
+
+
 def test_interleaved_queries_keep_input_order_within_each_query():
     frame = pd.DataFrame({"qid": ["a", "b", "a", "b"], "docid": ["x", "x", "y", "y"], "score": [1.0, 1.0, 1.0, 1.0]})
     qrels = {"a": {"y": 1}, "b": {"x": 1}}

@@ -454,6 +454,44 @@ def test_grouped_parquet_streams_in_query_aligned_chunks(tmp_path: Path, monkeyp
     assert_query_aligned(chunks, expected)
 
 
+def test_engine_stream_keeps_qids_dictionary_encoded(tmp_path: Path) -> None:
+    """The engine's path (check_duplicates=False): qids arrive as one duplicate-free dictionary per
+    chunk, unified across row groups (each has its own dictionary), with the same rows as read_run."""
+    run = synthetic_run(500, 3)
+    path = tmp_path / "grouped.parquet"
+    pq.write_table(run, path, row_group_size=777)  # queries cross row groups
+    chunks = list(iter_run_chunks(path, chunk_rows=1000, check_duplicates=False))
+    assert len(chunks) > 20
+    for chunk in chunks:
+        qids = chunk.column("qid").combine_chunks()
+        assert pa.types.is_dictionary(qids.type)
+        assert len(set(qids.dictionary.to_pylist())) == len(qids.dictionary)
+    decoded = [chunk.set_column(0, "qid", chunk["qid"].cast(pa.string())).replace_schema_metadata(None)
+               for chunk in chunks]
+    assert pa.concat_tables(decoded).equals(read_run(path))
+    assert_query_aligned(decoded, run)
+
+
+def test_engine_stream_rejects_a_missing_qid_with_its_line(tmp_path: Path) -> None:
+    run = synthetic_run(60, 4)
+    qids = run.column("qid").to_pylist()
+    row = run.num_rows - 3
+    qids[row] = None
+    path = tmp_path / "null-qid.parquet"
+    pq.write_table(run.set_column(0, "qid", pa.array(qids, pa.string())), path, row_group_size=500)
+    with raises_at(path, row + 1, "expected a value for qid"):
+        list(iter_run_chunks(path, chunk_rows=400, check_duplicates=False))
+
+
+def test_engine_stream_keeps_a_query_longer_than_a_chunk_whole(tmp_path: Path) -> None:
+    run = run_table(["a"] * 3 + ["b"] * 40 + ["c"] * 3, [f"d{i}" for i in range(46)], [1.0] * 46)
+    path = tmp_path / "long.parquet"
+    pq.write_table(run, path, row_group_size=4)
+    chunks = list(iter_run_chunks(path, chunk_rows=5, check_duplicates=False))
+    decoded = [chunk.set_column(0, "qid", chunk["qid"].cast(pa.string())) for chunk in chunks]
+    assert_query_aligned(decoded, run)
+
+
 def test_ungrouped_parquet_still_gives_query_aligned_chunks(tmp_path: Path) -> None:
     grouped = synthetic_run(300, 5)
     shuffled = grouped.take(pa.array(np.random.default_rng(2).permutation(grouped.num_rows)))

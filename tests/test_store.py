@@ -109,6 +109,38 @@ def test_corrupt_data_page_with_valid_footer_is_skipped(data_dir: Path):
     assert "delta" not in store.task_table(Condition("bench"))["system"].tolist()
 
 
+def test_sums_read_in_one_scan_or_file_by_file_match_pandas(data_dir: Path):
+    # new query_metrics files are summed in one scan; a file that breaks that scan (a 'filename' column, a
+    # corrupt data page) makes every file be read on its own: same means either way, only the bad file skipped
+    cond = Condition("bench", precision="bf16", instruction=True)
+    frames = [pd.read_parquet(data_dir / "computed" / "qm.parquet"), make_query_metrics(seed=6, systems=["delta"])]
+    frames[1].to_parquet(data_dir / "computed" / "more.parquet")
+    frames[1].iloc[:0].to_parquet(data_dir / "computed" / "empty.parquet")
+
+    def check(store: Store) -> None:
+        table = store.task_table(cond).set_index(["system", "task"])
+        expected = expected_task_means(pd.concat(frames), precision="bf16", instruction=True)
+        assert set(table.index) == set(expected.index)
+        np.testing.assert_allclose(table.loc[expected.index, "value"], expected["oblivious"], rtol=1e-12)
+        np.testing.assert_allclose(table.loc[expected.index, "max"], expected["max"], rtol=1e-12)
+
+    store = Store(data_dir)
+    assert not store.skipped
+    check(store)
+    frames.append(make_query_metrics(seed=7, systems=["epsilon"]).assign(filename="x"))
+    frames[2].to_parquet(data_dir / "with_filename_column.parquet")
+    corrupt = data_dir / "late_corruption.parquet"
+    pq.write_table(pa.Table.from_pandas(make_query_metrics(seed=8, systems=["zeta"]), preserve_index=False),
+                   corrupt, compression="none")
+    raw = bytearray(corrupt.read_bytes())
+    footer_start = len(raw) - 8 - int.from_bytes(raw[-8:-4], "little")
+    raw[4:footer_start] = bytes(footer_start - 4)  # wipe the data pages, keep the footer intact
+    corrupt.write_bytes(bytes(raw))
+    store = Store(data_dir)
+    assert [Path(s.path).name for s in store.skipped] == ["late_corruption.parquet"]
+    check(store)
+
+
 def test_task_table_means_match_pandas(data_dir: Path):
     raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
     store = Store(data_dir)
@@ -177,6 +209,28 @@ def test_leaderboard_bootstrap_is_reproducible(data_dir: Path):
     first = store.leaderboard(Condition("bench"), bootstrap=100, seed=5).ranked
     second = store.leaderboard(Condition("bench"), bootstrap=100, seed=5).ranked
     pd.testing.assert_frame_equal(first, second)
+
+
+def test_leaderboard_intervals_match_explicit_resampling(data_dir: Path):
+    # reference: per task, draw query indices with replacement (one draw per resample, shared by all
+    # systems), index the raw rows with them, G of the resampled task means, 2.5 / 97.5 percentiles
+    raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
+    rows = raw[(raw.precision == "fp32") & ~raw.instruction]
+    n_resamples, seed = 300, 7
+    board = Store(data_dir).leaderboard(Condition("bench"), bootstrap=n_resamples, seed=seed)
+    rng = np.random.default_rng(seed)
+    resampled_means = []
+    for task in board.tasks:
+        task_rows = rows[rows.task == task]
+        wide = task_rows.pivot(index="qid", columns="system", values="oblivious")
+        values = wide.reindex(pd.unique(task_rows["qid"]))[SYSTEMS].to_numpy().T  # systems × queries, file order
+        picks = rng.integers(0, values.shape[1], size=(n_resamples, values.shape[1]), dtype=np.int32)
+        resampled_means.append(values[:, picks].mean(axis=2).T)  # resamples × systems
+    g = stats.gmean(np.stack(resampled_means, axis=-1), axis=-1)
+    lo, hi = np.percentile(g, [2.5, 97.5], axis=0)
+    ranked = board.ranked.set_index("system")
+    np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_lo"], lo, rtol=1e-5)
+    np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_hi"], hi, rtol=1e-5)
 
 
 def test_task_subset_and_system_filter(data_dir: Path):
