@@ -62,7 +62,8 @@ def byte_order_keys(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
 
 
 def string_hashes(strings: pa.Array) -> np.ndarray | None:
-    """A 64-bit hash per string, vectorised over 8-byte words (one numpy pass per 8 bytes).
+    """A 64-bit hash per string, vectorised over 8-byte words (one numpy pass per 8 bytes); when every
+    id is at most 7 bytes long, the hash is the id's bytes plus its length (collision-free).
 
     None when some string is longer than _HASHED_ID_MAX_BYTES (the caller then hashes with arrow).
     """
@@ -76,6 +77,12 @@ def string_hashes(strings: pa.Array) -> np.ndarray | None:
     padded[: len(data)] = data
     # little-endian uint64 starting at every byte offset (unaligned view, no copy)
     words_at = np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    if longest <= 7:  # short ids: the bytes themselves plus the length in the top byte, an exact key
+        keys = words_at[np.minimum(offsets[:-1], len(data))]
+        lengths_u = lengths.astype(np.uint64)
+        keys &= (np.uint64(1) << (lengths_u * np.uint64(8))) - np.uint64(1)
+        keys |= lengths_u << np.uint64(56)
+        return keys
     hashes = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     starts = offsets[:-1]
     for word_start in range(0, longest, 8):

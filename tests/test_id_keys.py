@@ -22,6 +22,12 @@ def test_equal_strings_hash_equal_and_slices_agree(values):
     assert np.array_equal(id_keys.string_hashes(array.cast(pa.large_string())), hashes)
 
 
+@given(st.lists(st.text(alphabet=st.sampled_from("a\x00\x01\xff"), max_size=7), unique=True, min_size=1))
+def test_ids_up_to_seven_bytes_never_collide(values):
+    values = [v for v in values if len(v.encode()) <= 7] or [""]
+    assert len(np.unique(id_keys.string_hashes(pa.array(values)))) == len(values)
+
+
 def test_distinct_short_ids_get_distinct_hashes():
     values = [f"d{i}" for i in range(200_000)] + ["", "a", "ab", "doc-1", "doc-10", "doc-1\x00"]
     assert len(np.unique(id_keys.string_hashes(pa.array(values)))) == len(values)

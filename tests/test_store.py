@@ -368,6 +368,26 @@ def test_new_file_appears_after_reload(data_dir: Path):
     assert "newcomer" in store.task_table(Condition("bench"))["system"].tolist()
 
 
+def test_reload_after_files_change_or_go(data_dir: Path):
+    # sums are cached per file version: an unchanged file keeps its sums, a rewritten one is summed anew, a
+    # removed one drops out
+    computed, cond = data_dir / "computed", Condition("bench", precision="bf16", instruction=False)
+    kept = make_query_metrics(seed=6, systems=["delta"])
+    kept.to_parquet(computed / "kept.parquet")
+    make_query_metrics(seed=7, systems=["epsilon"]).to_parquet(computed / "removed.parquet")
+    store = Store(data_dir)
+    assert {"delta", "epsilon"} <= set(store.task_table(cond)["system"])
+    rewritten = make_query_metrics(seed=11)
+    rewritten.to_parquet(computed / "qm.parquet")
+    (computed / "removed.parquet").unlink()
+    store.reload()
+    table = store.task_table(cond).set_index(["system", "task"])
+    table = table[table["has_query_data"]]
+    expected = expected_task_means(pd.concat([rewritten, kept]), precision="bf16", instruction=False)
+    assert set(table.index) == set(expected.index)
+    np.testing.assert_allclose(table.loc[expected.index, "value"], expected["oblivious"], rtol=1e-12)
+
+
 def test_empty_data_dir(tmp_path: Path):
     store = Store(tmp_path / "does-not-exist")
     assert store.facets()["benchmarks"] == []
