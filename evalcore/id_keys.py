@@ -29,10 +29,11 @@ def byte_order_keys(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
     equal to code-point order for UTF-8), computed from the Arrow buffers without materialising strings.
 
     Ids of at most 7 bytes (the common case) become one big-endian word, zero-padded, plus the length in
-    its free lowest byte: one vectorised gather, no sort. Longer ids get dense ranks from a sort on
-    (big-endian 8-byte words..., length): a zero-padded tie means one string is a prefix of the other,
-    so the shorter comes first. Keys stay below 2**64 - 256. None when a selected string is longer than
-    _ORDERED_ID_MAX_BYTES (the caller then ranks with arrow).
+    its free lowest byte; ids of at most 8 bytes without NUL bytes become the word alone: one vectorised
+    gather, no sort. Longer ids get dense ranks from a sort on (big-endian 8-byte words..., length): a
+    zero-padded tie means one string is a prefix of the other, so the shorter comes first. Keys may use
+    the whole uint64 range. None when a selected string is longer than _ORDERED_ID_MAX_BYTES (the
+    caller then ranks with arrow).
     """
     offsets, data = _offsets_and_data(strings)
     starts = offsets[rows]
@@ -46,10 +47,13 @@ def byte_order_keys(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
     position = np.arange(width)
     inside = position[None, :] < lengths[:, None]
     raw = data[np.minimum(starts[:, None] + position[None, :], len(data) - 1)]
-    raw[~inside] = 0
+    outside = ~inside
+    raw[outside] = 0
     words = raw.view(">u8").astype(np.uint64)  # (n, width / 8), most significant byte first
     if longest <= 7:
         return words[:, 0] + lengths.astype(np.uint64)
+    if longest == 8 and np.count_nonzero(raw == 0) == np.count_nonzero(outside):
+        return words[:, 0]  # no NUL byte inside an id: zero padding cannot make two ids equal
     keys = [lengths] + [words[:, j] for j in range(words.shape[1] - 1, -1, -1)]
     order = np.lexsort(keys)
     differs = np.zeros(len(order), dtype=bool)
@@ -63,7 +67,8 @@ def byte_order_keys(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
 
 def string_hashes(strings: pa.Array) -> np.ndarray | None:
     """A 64-bit hash per string, vectorised over 8-byte words (one numpy pass per 8 bytes); when every
-    id is at most 7 bytes long, the hash is the id's bytes plus its length (collision-free).
+    id is at most 8 bytes long, the hash is the id's bytes with the length xor-ed into the top byte
+    (collision-free when every id is at most 7 bytes long).
 
     None when some string is longer than _HASHED_ID_MAX_BYTES (the caller then hashes with arrow).
     """
@@ -77,11 +82,12 @@ def string_hashes(strings: pa.Array) -> np.ndarray | None:
     padded[: len(data)] = data
     # little-endian uint64 starting at every byte offset (unaligned view, no copy)
     words_at = np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
-    if longest <= 7:  # short ids: the bytes themselves plus the length in the top byte, an exact key
+    if longest <= 8:  # short ids: the bytes themselves, the length xor-ed into the top byte
         keys = words_at[np.minimum(offsets[:-1], len(data))]
         lengths_u = lengths.astype(np.uint64)
-        keys &= (np.uint64(1) << (lengths_u * np.uint64(8))) - np.uint64(1)
-        keys |= lengths_u << np.uint64(56)
+        keep = (np.uint64(1) << (np.minimum(lengths_u, np.uint64(7)) * np.uint64(8))) - np.uint64(1)
+        keys &= np.where(lengths_u >= 8, np.uint64(0xFFFFFFFFFFFFFFFF), keep)
+        keys ^= lengths_u << np.uint64(56)
         return keys
     hashes = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     starts = offsets[:-1]

@@ -31,8 +31,7 @@ import numpy as np
 
 from evalcore.metrics import Metric
 
-# tie_key(rows, cols) -> float64 or uint64 keys (uint64 below 2**64 - 1); within a tie group, a smaller
-# key is ranked first.
+# tie_key(rows, cols) -> float64 or uint64 keys; within a tie group, a smaller key is ranked first.
 TieKey = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # gain_of(rows, cols) -> float64 grades of those block cells (0 when unjudged)
 GainLookup = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -165,16 +164,13 @@ class TopK:
         present = cols >= 0
         sub_rows, slots = np.nonzero(present)
         cell_keys = tie_key(rows[sub_rows], cols[sub_rows, slots])
-        last = np.inf if cell_keys.dtype.kind == "f" else np.iinfo(cell_keys.dtype).max  # empty slots sort last
-        keys = np.full(cols.shape, last, dtype=cell_keys.dtype)
+        keys = np.zeros(cols.shape, dtype=cell_keys.dtype)
         keys[sub_rows, slots] = cell_keys
         n_above = self.n_above[rows][:, None]
         need = int((k - n_above).max())
-        if cols.shape[1] > need:
-            best = np.argpartition(keys, need - 1, axis=1)[:, :need]
-        else:
-            best = np.broadcast_to(np.arange(cols.shape[1]), cols.shape)
-        best = _take(best, np.argsort(_take(keys, best), axis=1, kind="stable"))
+        # members by (present first, key): keys may span their dtype's whole range, so empty slots are
+        # ordered by the presence flag rather than by a sentinel key
+        best = np.lexsort((keys, ~present), axis=-1)[:, :need]
         chosen = _take(cols, best)
         positions = np.arange(k)[None, :]
         pick = _take(chosen, np.clip(positions - n_above, 0, chosen.shape[1] - 1))

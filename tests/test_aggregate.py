@@ -214,7 +214,8 @@ def test_bootstrap_does_not_depend_on_the_blas_thread_count():
     # the bootstrap pins one thread, so the same seed gives the same samples whatever the caller set
     threadpoolctl = pytest.importorskip("threadpoolctl")
     rng = np.random.default_rng(4)
-    per_task = [rng.random((100, 600)) for _ in range(3)]  # 400 queries gave the same bits on 1 and 2 threads, 500+ did not
+    # 600 queries: with 400 OpenBLAS gave the same bits on 1 and 2 threads, from 500 on it did not
+    per_task = [rng.random((100, 600)) for _ in range(3)]
     per_task[1][5, 7] = np.nan  # the path with missing queries too
     results = []
     for threads in (1, 2):

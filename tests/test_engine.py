@@ -210,3 +210,35 @@ def test_arrow_summary_equals_pandas_summary():
     rows = pd.DataFrame(summary_rows(table))
     reference = evalcore.summarize(table.to_pandas())
     pd.testing.assert_frame_equal(rows, reference, check_dtype=False)
+
+
+def test_read_ahead_keeps_order_reraises_and_stops_when_closed():
+    import threading
+
+    from evalcore.engine import _read_ahead
+
+    def source(fail_at=None):
+        for i in range(50):
+            if i == fail_at:
+                raise ValueError(f"bad chunk {i}")
+            yield i
+
+    assert list(_read_ahead(source())) == list(range(50))
+    seen = []
+    with pytest.raises(ValueError, match="bad chunk 7"):
+        for item in _read_ahead(source(fail_at=7)):
+            seen.append(item)
+    assert seen == list(range(7))  # every chunk before the failure, in order
+
+    pulled = []
+
+    def counting():
+        for i in range(10_000):
+            pulled.append(i)
+            yield i
+
+    reader = _read_ahead(counting(), depth=1)
+    assert next(reader) == 0
+    reader.close()
+    assert not any(t.name == "evalcore-read-ahead" for t in threading.enumerate())
+    assert len(pulled) <= 4  # the reader stopped instead of draining the source

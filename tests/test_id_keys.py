@@ -33,7 +33,8 @@ def test_distinct_short_ids_get_distinct_hashes():
     assert len(np.unique(id_keys.string_hashes(pa.array(values)))) == len(values)
 
 
-@given(st.lists(st.text(alphabet=st.sampled_from("ab\x00\x7fé€😀"), max_size=16), min_size=1, max_size=60),
+@given(st.lists(st.text(alphabet=st.sampled_from("ab\x00\x7fé€😀"), max_size=16)
+                | st.text(alphabet="\x00az\xff", min_size=7, max_size=8), min_size=1, max_size=60),
        st.integers(0, 3))
 def test_byte_order_keys_follow_python_string_order(values, cut):
     """Keys sort like Python's code-point order (= UTF-8 byte order), equal exactly for equal strings,
@@ -42,7 +43,7 @@ def test_byte_order_keys_follow_python_string_order(values, cut):
     strings = array.to_pylist()
     rows = np.arange(len(strings))[::-1]  # any row selection, here reversed
     keys = id_keys.byte_order_keys(array, rows)
-    assert keys.dtype == np.uint64 and (keys < np.uint64(2**64 - 256)).all()
+    assert keys.dtype == np.uint64
     for i, a in enumerate(rows):
         for j, b in enumerate(rows):
             assert (keys[i] < keys[j]) == (strings[a] < strings[b])
