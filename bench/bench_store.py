@@ -10,6 +10,7 @@ a temp dir. Prints a markdown table of the median wall time per call (targets: â
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -100,6 +101,7 @@ def main() -> int:
             n_rows = write_synthetic(data_dir, args.systems, args.queries)
         generate_s = time.perf_counter() - start
 
+        load_before = os.getloadavg()  # the machine is shared: timings mean little without it
         start = time.perf_counter()
         store = Store(data_dir)
         load_s = time.perf_counter() - start
@@ -146,8 +148,11 @@ def main() -> int:
         store.reload()
         reload_s = time.perf_counter() - start
 
+        load_after = os.getloadavg()
         print(f"synthetic query_metrics: {n_rows:,} rows in {args.systems} files "
-              f"(generated in {generate_s:.1f} s); first load {load_s:.2f} s, reload (cached sums) {reload_s:.2f} s\n")
+              f"(generated in {generate_s:.1f} s); first load {load_s:.2f} s, reload (cached sums) {reload_s:.2f} s")
+        print("load average (1/5/15 min) before the timings: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}\n"
+              .format(*load_before, *load_after))
         print("| store call | page | median ms | target ms | ok |")
         print("|---|---|---:|---:|:---:|")
         for what, page, ms, target in rows:
