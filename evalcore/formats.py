@@ -806,12 +806,16 @@ def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
 
 def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], maxp: bool,
                             chunk_rows: int, check_duplicates: bool = True,
-                            qid_dictionary: bool = False) -> Iterator[pa.Table]:
+                            qid_dictionary: bool = False, line_column: str | None = None) -> Iterator[pa.Table]:
+    """Query-aligned chunks of a qid-grouped parquet file, validated chunk by chunk. ``line_column``
+    names a column holding each row's line in the original file (a regrouped copy); otherwise lines
+    are the file's own rows."""
+    columns = list(picked.values()) + ([line_column] if line_column else [])
     pending: list[pa.Table] = []
     pending_rows = 0
     first_row = 0  # 0-based file row of pending[0]'s first row
     trailing_qid: pa.Scalar | None = None  # qid of the last pending row, once a cut was tried
-    batches = _row_group_batches(parquet_file, min(chunk_rows, 1 << 18), list(picked.values()))
+    batches = _row_group_batches(parquet_file, min(chunk_rows, 1 << 18), columns)
     while True:
         try:
             batch = next(batches, None)
@@ -834,8 +838,10 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
             ends = ends[:-1]  # the last chunk may hold a query that continues in the next batch
         position = 0
         for end in ends:
-            yield _validated_chunk(combined.slice(position, end - position), picked, path,
-                                   LineNumbers(first_row + position + 1), maxp, check_duplicates, qid_dictionary)
+            part = combined.slice(position, end - position)
+            lines = (LineNumbers(0, part[line_column].to_numpy()) if line_column
+                     else LineNumbers(first_row + position + 1))
+            yield _validated_chunk(part, picked, path, lines, maxp, check_duplicates, qid_dictionary)
             position = end
         first_row += position
         if batch is None:
@@ -916,17 +922,69 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # damaged pages, invalid UTF-8 ids
             raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
         if grouped:
-            # the engine's path (it checks pairs itself): string qids stay dictionary-encoded, which
-            # skips decoding them row by row (parquet stores a few distinct qids per page as a dictionary)
-            qid_dictionary = (not check_duplicates and not maxp
-                              and pa.types.is_string(parquet_file.schema_arrow.field(picked["qid"]).type))
-            if qid_dictionary:
-                import pyarrow.parquet as pq
-
-                parquet_file = pq.ParquetFile(path, read_dictionary=[picked["qid"]])
-            return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows, check_duplicates,
-                                           qid_dictionary)
+            return _stream_parquet_file(path, path, picked, maxp, chunk_rows, check_duplicates)
+        if parquet_file.metadata.num_rows > GROUP_IN_MEMORY_MAX_ROWS:
+            return _stream_regrouped_parquet(path, picked, maxp, chunk_rows, check_duplicates)
     return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows)
+
+
+# an ungrouped parquet run above this many rows is regrouped by DuckDB with bounded memory (spilling to
+# disk) instead of being read whole: grouping in memory costs ~150 bytes per row
+GROUP_IN_MEMORY_MAX_ROWS = 2_000_000
+_REGROUP_MEMORY_LIMIT = "600MB"
+_LINE_COLUMN = "__evalcore_line"
+
+
+def _stream_parquet_file(path: Path, source: Path, picked: dict[str, str], maxp: bool, chunk_rows: int,
+                         check_duplicates: bool, line_column: str | None = None) -> Iterator[pa.Table]:
+    """Stream the grouped parquet ``source`` (``path`` names the user's file in messages). On the
+    engine's path (it checks pairs itself) string qids stay dictionary-encoded, which skips decoding
+    them row by row (parquet stores the few distinct qids of a page as a dictionary)."""
+    import pyarrow.parquet as pq
+
+    parquet_file = _open_parquet(source) if source == path else pq.ParquetFile(source)
+    qid_dictionary = (not check_duplicates and not maxp
+                      and pa.types.is_string(parquet_file.schema_arrow.field(picked["qid"]).type))
+    if qid_dictionary:
+        parquet_file = pq.ParquetFile(source, read_dictionary=[picked["qid"]])
+    return _stream_grouped_parquet(path, parquet_file, picked, maxp, chunk_rows, check_duplicates,
+                                   qid_dictionary, line_column)
+
+
+def _quoted(identifier: str) -> str:
+    """A SQL identifier (a column name read from the file's own schema) as a quoted DuckDB identifier."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _stream_regrouped_parquet(path: Path, picked: dict[str, str], maxp: bool, chunk_rows: int,
+                              check_duplicates: bool) -> Iterator[pa.Table]:
+    """An ungrouped parquet run, grouped out of core: DuckDB sorts it (queries in first-seen order, rows in
+    file order) into a temporary parquet file under a memory limit, spilling to disk; that copy, which
+    carries each row's original line, is then streamed like a grouped file and deleted afterwards."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    with tempfile.TemporaryDirectory(prefix="evalcore-regroup-") as workdir:
+        copy = Path(workdir) / "grouped.parquet"
+        connection = duckdb.connect(config={"memory_limit": _REGROUP_MEMORY_LIMIT, "temp_directory": workdir,
+                                            "preserve_insertion_order": False})
+        qid, docid, score = (_quoted(picked[name]) for name in ("qid", "docid", "score"))
+        sql = f"""
+            WITH run AS (SELECT {qid} AS q, {docid} AS d, {score} AS s, file_row_number AS r
+                         FROM read_parquet($path, file_row_number = true)),
+                 first_seen AS (SELECT q, min(r) AS f FROM run GROUP BY q)
+            SELECT run.q AS {qid}, run.d AS {docid}, run.s AS {score}, run.r + 1 AS {_quoted(_LINE_COLUMN)}
+            FROM run JOIN first_seen USING (q) ORDER BY first_seen.f, run.r"""
+        try:
+            reader = connection.sql(sql, params={"path": str(path)}).to_arrow_reader(1 << 18)
+            with pq.ParquetWriter(copy, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+        except duckdb.Error as exc:
+            raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
+        finally:
+            connection.close()
+        yield from _stream_parquet_file(path, copy, picked, maxp, chunk_rows, check_duplicates, _LINE_COLUMN)
 
 
 # ----------------------------------------------------------------------------- qrels

@@ -502,6 +502,51 @@ def test_ungrouped_parquet_still_gives_query_aligned_chunks(tmp_path: Path) -> N
     assert_query_aligned(chunks, shuffled)
 
 
+@pytest.mark.parametrize("check_duplicates", [True, False])
+def test_large_ungrouped_parquet_is_regrouped_out_of_core(tmp_path: Path, monkeypatch, check_duplicates) -> None:
+    """Above GROUP_IN_MEMORY_MAX_ROWS an ungrouped file is grouped by DuckDB, not read whole: same
+    query-aligned rows (first-seen query order, file order inside a query) and no temp file left."""
+    grouped = synthetic_run(300, 5)
+    shuffled = grouped.take(pa.array(np.random.default_rng(2).permutation(grouped.num_rows)))
+    path = tmp_path / "shuffled.parquet"
+    pq.write_table(shuffled, path, row_group_size=5000)
+    monkeypatch.setattr(formats, "GROUP_IN_MEMORY_MAX_ROWS", 1000)
+    monkeypatch.setattr(formats, "read_run", lambda *args, **kwargs: pytest.fail("ungrouped parquet was read whole"))
+    monkeypatch.setattr(formats.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    chunks = list(iter_run_chunks(path, chunk_rows=700, check_duplicates=check_duplicates))
+    decoded = [chunk.set_column(0, "qid", chunk["qid"].cast(pa.string())).replace_schema_metadata(None)
+               for chunk in chunks]
+    assert_query_aligned(decoded, shuffled)
+    first_seen = list(dict.fromkeys(shuffled.column("qid").to_pylist()))
+    assert list(dict.fromkeys(pa.concat_tables(decoded).column("qid").to_pylist())) == first_seen
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.parametrize("problem", ["duplicate", "score", "null"])
+def test_regrouped_parquet_errors_name_the_original_line(tmp_path: Path, monkeypatch, problem) -> None:
+    run = synthetic_run(80, 6)
+    qids, docids = run.column("qid").to_pylist(), run.column("docid").to_pylist()
+    scores = run.column("score").to_pylist()
+    order = np.random.default_rng(4).permutation(run.num_rows)
+    qids, docids, scores = [qids[i] for i in order], [docids[i] for i in order], [scores[i] for i in order]
+    row = run.num_rows // 2
+    if problem == "duplicate":
+        earlier = next(i for i in range(row) if qids[i] == qids[row])
+        docids[row] = docids[earlier]
+    elif problem == "score":
+        scores[row] = float("nan")
+    else:
+        qids[row] = None
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"qid": pa.array(qids, pa.string()), "docid": docids, "score": scores}), path)
+    monkeypatch.setattr(formats, "GROUP_IN_MEMORY_MAX_ROWS", 10)
+    needle = {"duplicate": f"first on line {earlier + 1}" if problem == "duplicate" else "",
+              "score": "finite", "null": "expected a value for qid"}[problem]
+    with raises_at(path, row + 1, needle):
+        list(iter_run_chunks(path, chunk_rows=300))
+
+
 def test_qid_reappearing_only_in_the_last_row_group(tmp_path: Path) -> None:
     run = run_table(["a"] * 5 + ["b"] * 5 + ["a"], [f"d{i}" for i in range(11)], [1.0] * 11)
     path = tmp_path / "late.parquet"
