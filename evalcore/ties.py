@@ -182,20 +182,29 @@ def _ranked_values(
     lengths: np.ndarray,
 ) -> dict[Metric, np.ndarray]:
     """Metric values of one concrete ranking (gains in rank order, (Q, K))."""
+    names = {metric.name for metric in metrics}  # only the running sums some metric needs
     gains_ranked = np.where(valid, gains_ranked, 0.0)
     relevant = gains_ranked >= 1
     positions = np.arange(1, k_top + 1, dtype=np.float64)
-    dcg = np.cumsum(gains_ranked * discounts(k_top), axis=1)
-    hits = np.cumsum(relevant, axis=1)
-    first = np.where(relevant.any(axis=1), relevant.argmax(axis=1), k_top)
-    ap_sum = np.cumsum(np.where(relevant, hits / positions, 0.0), axis=1)
+    dcg = np.cumsum(gains_ranked * discounts(k_top), axis=1) if "ndcg" in names else None
+    hits = np.cumsum(relevant, axis=1) if names & {"recall", "p", "ap"} else None
+    first = np.where(relevant.any(axis=1), relevant.argmax(axis=1), k_top) if "mrr" in names else None
+    ap_sum = np.cumsum(np.where(relevant, hits / positions, 0.0), axis=1) if "ap" in names else None
     out: dict[Metric, np.ndarray] = {}
     for metric in metrics:
         cut = k_top if metric.k is None else min(metric.k, k_top)
         j = cut - 1
-        out[metric] = _finish(metric, dcg[:, j], hits[:, j].astype(np.float64),
-                              np.where(first <= j, 1.0 / (first + 1.0), 0.0), ap_sum[:, j], truth, lengths)
+        out[metric] = _finish(metric, _column(dcg, j), _column(hits, j, np.float64),
+                              None if first is None else np.where(first <= j, 1.0 / (first + 1.0), 0.0),
+                              _column(ap_sum, j), truth, lengths)
     return out
+
+
+def _column(matrix: np.ndarray | None, j: int, dtype=None) -> np.ndarray | None:
+    """Column j of a running-sum matrix (None when no requested metric needs that sum)."""
+    if matrix is None:
+        return None
+    return matrix[:, j] if dtype is None else matrix[:, j].astype(dtype)
 
 
 def _finish(metric: Metric, dcg, hits, rr, ap_sum, truth: QueryTruth, lengths) -> np.ndarray:
@@ -257,31 +266,36 @@ def _expected_values(
     offset = positions0[None, :] - start
     ranks = positions0 + 1.0
 
-    dcg = np.cumsum(mean_gain * discounts(k), axis=1)
-    hits = np.cumsum(mean_rel, axis=1)
+    names = {metric.name for metric in metrics}  # only the expectations some metric needs
+    dcg = np.cumsum(mean_gain * discounts(k), axis=1) if "ndcg" in names else None
+    hits = np.cumsum(mean_rel, axis=1) if names & {"recall", "p"} else None
 
-    # reciprocal rank: only the first group holding a relevant document matters
-    has_rel_group = valid & (rel_sum >= 1)
-    any_rel = has_rel_group.any(axis=1)
-    first_pos = has_rel_group.argmax(axis=1)
-    first_start = _take(start, first_pos[:, None])
-    in_first = valid & any_rel[:, None] & (start == first_start)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.where(offset == 0, rel_sum / size, (size - offset - rel_sum + 1) / (size - offset))
-    p_first = np.cumprod(np.where(in_first, step, 1.0), axis=1) * in_first
-    rr = np.cumsum(p_first / ranks, axis=1)
+    rr = None
+    if "mrr" in names:  # reciprocal rank: only the first group holding a relevant document matters
+        has_rel_group = valid & (rel_sum >= 1)
+        any_rel = has_rel_group.any(axis=1)
+        first_pos = has_rel_group.argmax(axis=1)
+        first_start = _take(start, first_pos[:, None])
+        in_first = valid & any_rel[:, None] & (start == first_start)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(offset == 0, rel_sum / size, (size - offset - rel_sum + 1) / (size - offset))
+        p_first = np.cumprod(np.where(in_first, step, 1.0), axis=1) * in_first
+        rr = np.cumsum(p_first / ranks, axis=1)
 
-    with np.errstate(divide="ignore", invalid="ignore"):
-        same_group = np.where(size > 1, (rel_sum - 1) / (size - 1), 0.0)
-    ap_terms = mean_rel * (1.0 + rel_before_group + offset * same_group) / ranks
-    ap_sum = np.cumsum(ap_terms, axis=1)
+    ap_sum = None
+    if "ap" in names:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            same_group = np.where(size > 1, (rel_sum - 1) / (size - 1), 0.0)
+        ap_terms = mean_rel * (1.0 + rel_before_group + offset * same_group) / ranks
+        ap_sum = np.cumsum(ap_terms, axis=1)
 
     expected: dict[Metric, np.ndarray] = {}
     straddles: dict[Metric, np.ndarray] = {}
     for metric in metrics:
         cut = k if metric.k is None else min(metric.k, k)
         j = cut - 1
-        expected[metric] = _finish(metric, dcg[:, j], hits[:, j], rr[:, j], ap_sum[:, j], truth, block.lengths)
+        expected[metric] = _finish(metric, _column(dcg, j), _column(hits, j), _column(rr, j), _column(ap_sum, j),
+                                   truth, block.lengths)
         if metric.k is None or metric.k > k:
             straddles[metric] = np.zeros(n_queries, dtype=bool)
         else:

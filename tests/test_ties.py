@@ -203,3 +203,15 @@ def test_random_policy_is_seeded_per_query_and_document():
     assert pd_a.equals(pd_b)
     assert not np.array_equal(pd_a["oblivious"], c.sort_values("qid")["oblivious"])
     assert only_q3["oblivious"].iloc[0] == a.set_index("qid").loc["q3", "oblivious"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=queries(max_docs=30), policy=st.sampled_from(["docid-desc", "input-order"]))
+def test_each_metric_alone_equals_all_together(data, policy):
+    """The kernels only build the running sums the requested metrics need: asking for one metric at a
+    time must give exactly the values of asking for all of them."""
+    run, qrels = _as_inputs(data)
+    together = evalcore.evaluate(run, qrels, METRICS, tie_policy=policy).set_index(["qid", "metric"])
+    for metric in METRICS:
+        alone = evalcore.evaluate(run, qrels, [metric], tie_policy=policy).set_index(["qid", "metric"])
+        assert alone.equals(together.loc[alone.index])
