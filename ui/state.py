@@ -54,6 +54,7 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     Param("sort", "leaderboard order: g | mean | borda"),
     Param("mean", "show the arithmetic mean column: 1 | 0"),
     Param("borda", "show the Borda column: 1 | 0"),
+    Param("chart", "chart below the leaderboard: none | intervals | size"),
     # Ties & precision
     Param("tp_task", "task for the tie summary (or all)"),
     Param("wi_run", "what-if: shipped run file"),

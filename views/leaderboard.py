@@ -1,7 +1,6 @@
 """Leaderboard: systems ranked by the geometric mean G with tie-aware and bootstrap intervals."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from ui import components as ui
@@ -9,6 +8,9 @@ from ui import data, state
 
 SORTS = {"g": "G (geometric mean)", "mean": "Arithmetic mean", "borda": "Borda count"}
 SORT_COLUMN = {"g": "G", "mean": "mean", "borda": "borda"}
+# Charts are drawn only on request, one at a time: each Plotly chart adds ~0.1 s of browser work to every
+# rerun (the first one also loads plotly.js), and both sit below the fold (bench/bench_app.py).
+CHARTS = {"none": "None", "intervals": "G with its intervals", "size": "Performance vs model size"}
 CHART_ROWS = 30
 PARETO_LABELS = 8
 
@@ -46,8 +48,12 @@ def render(view: ui.View) -> None:
     else:
         _headline(board, sort)
         _table(board, sort, show_mean, show_borda, view)
-        _chart(board, sort)
-        _size_chart(board, view)
+        chart = state.select("chart", "Chart", list(CHARTS), "none", widget="radio", format_func=CHARTS.get,
+                             always=False, help="Draws the chosen chart below the table.")
+        if chart == "intervals":
+            _chart(board, sort)
+        elif chart == "size":
+            _size_chart(board, view)
     _incomplete(board)
 
 
@@ -132,6 +138,8 @@ def _size_chart(board, view: ui.View) -> None:
         st.info("No ranked system has a known parameter count, so there is nothing to plot. Sizes come from "
                 "the `systems` table (`n_parameters`), e.g. via `python -m evalcore import-mteb`.")
         return
+    import plotly.graph_objects as go
+
     front = sized[ui.pareto_front(sized["n_parameters"].tolist(), sized["G"].tolist())]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=sized["n_parameters"], y=sized["G"], mode="markers", name="system",

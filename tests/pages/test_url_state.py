@@ -34,7 +34,7 @@ def test_sidebar_params_restore_every_control(open_url, synthetic_dir):
 
 
 @pytest.mark.parametrize("page, params", [
-    ("views/leaderboard.py", {"sort": "borda", "mean": "1", "borda": "1"}),
+    ("views/leaderboard.py", {"sort": "borda", "mean": "1", "borda": "1", "chart": "size"}),
     ("views/ties_precision.py", {"tp_task": "PIQA", "wi_to": "fp16", "wi_scoring": "sigmoid"}),
     ("views/rank_flips.py", {"flip_a": "bf16", "flip_b": "bf16+hps"}),
     ("views/mcr_vs_full.py", {"mcr_metric": "p@1", "mcr_task": "SIQA"}),
