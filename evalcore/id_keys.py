@@ -12,6 +12,9 @@ import pyarrow as pa
 
 _HASHED_ID_MAX_BYTES = 256
 _ORDERED_ID_MAX_BYTES = 64
+# for an id of n <= 8 bytes read as a little-endian word: the mask keeping its n bytes, and n in the top byte
+_KEEP_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
+_LENGTH_TAG = np.array([n << 56 for n in range(9)], dtype=np.uint64)
 
 
 def _offsets_and_data(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -65,6 +68,28 @@ def byte_order_keys(strings: pa.Array, rows: np.ndarray) -> np.ndarray | None:
     return ranks
 
 
+def order_keys(strings: pa.Array) -> np.ndarray | None:
+    """Exact uint64 keys that sort like the strings (byte order) and are equal only for equal strings,
+    for the common case of short ids: every id at most 7 bytes (big-endian bytes, zero-padded, plus the
+    length in the free lowest byte), or at most 8 bytes with no NUL byte (zero padding is then
+    unambiguous). None otherwise. One gather and three vectorised passes over the column.
+    """
+    offsets, data = _offsets_and_data(strings)
+    lengths = np.diff(offsets)
+    longest = int(lengths.max()) if len(lengths) else 0
+    if longest > 8 or (longest == 8 and np.count_nonzero(data[offsets[0]: offsets[-1]] == 0)):
+        return None
+    padded = np.zeros(len(data) + 8, dtype=np.uint8)
+    padded[: len(data)] = data
+    words_at = np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    keys = words_at[offsets[:-1]]  # little-endian: the id's first byte is the lowest
+    keys &= _KEEP_BYTES[lengths]
+    keys.byteswap(inplace=True)  # now the first byte is the most significant: integer order = byte order
+    if longest <= 7:
+        keys += lengths.astype(np.uint64)
+    return keys
+
+
 def string_hashes(strings: pa.Array) -> np.ndarray | None:
     """A 64-bit hash per string, vectorised over 8-byte words (one numpy pass per 8 bytes); when every
     id is at most 8 bytes long, the hash is the id's bytes with the length xor-ed into the top byte
@@ -83,11 +108,9 @@ def string_hashes(strings: pa.Array) -> np.ndarray | None:
     # little-endian uint64 starting at every byte offset (unaligned view, no copy)
     words_at = np.ndarray(shape=(len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
     if longest <= 8:  # short ids: the bytes themselves, the length xor-ed into the top byte
-        keys = words_at[np.minimum(offsets[:-1], len(data))]
-        lengths_u = lengths.astype(np.uint64)
-        keep = (np.uint64(1) << (np.minimum(lengths_u, np.uint64(7)) * np.uint64(8))) - np.uint64(1)
-        keys &= np.where(lengths_u >= 8, np.uint64(0xFFFFFFFFFFFFFFFF), keep)
-        keys ^= lengths_u << np.uint64(56)
+        keys = words_at[offsets[:-1]]  # every start is <= len(data), a valid index of words_at
+        keys &= _KEEP_BYTES[lengths]
+        keys ^= _LENGTH_TAG[lengths]
         return keys
     hashes = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     starts = offsets[:-1]

@@ -50,6 +50,26 @@ def test_byte_order_keys_follow_python_string_order(values, cut):
             assert (keys[i] == keys[j]) == (strings[a] == strings[b])
 
 
+@given(st.lists(st.binary(max_size=8), min_size=1, max_size=80), st.booleans())
+def test_order_keys_are_exact_and_sort_like_bytes(values, sliced):
+    """Where order_keys answers, its keys compare exactly like the byte strings; it declines (None) only
+    for ids longer than 8 bytes or 8-byte ids next to NUL bytes."""
+    texts = [v.decode("latin-1") for v in values] + ["zz"]  # code points < 256: byte order == text order
+    array = pa.array(texts, pa.string())
+    if sliced:
+        array, texts = array.slice(1), texts[1:]
+    keys = id_keys.order_keys(array)
+    encoded = [t.encode() for t in texts]
+    longest = max(map(len, encoded))
+    if keys is None:
+        assert longest > 8 or (longest == 8 and any(b"\x00" in e for e in encoded))
+        return
+    assert longest <= 8
+    for i, a in enumerate(encoded):
+        for j, b in enumerate(encoded):
+            assert (keys[i] < keys[j]) == (a < b) and (keys[i] == keys[j]) == (a == b)
+
+
 def test_byte_order_keys_leave_long_ids_to_arrow():
     array = pa.array(["x" * 65, "y"])
     assert id_keys.byte_order_keys(array, np.array([1])) is not None
