@@ -57,16 +57,25 @@ OBSERVER_JS = """
   // watch the whole document, not one element: a page switch may mount a new stApp
   new MutationObserver((records) => { window.__tbChanges += records.length; })
     .observe(document, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  // elements added to or removed from the main area: a page switch always replaces them. Under heavy load
+  // the browser can receive a whole run in one batch and React then commits "running" and "notRunning"
+  // together, so the script-state attribute never visibly changes; the new page's elements still do.
+  window.__tbMain = 0;
+  new MutationObserver((records) => {
+    window.__tbMain += records.filter((r) => r.target.closest && r.target.closest("[data-testid='stMain']")).length;
+  }).observe(document, {subtree: true, childList: true});
 })();
 """
 SETTLED_JS = """
-([n, doc]) => {
+([n, doc, main, pageSwitch]) => {
   const app = document.querySelector("[data-testid='stApp']");
-  const ran = window.__tbDocument === doc ? window.__tbChanges > n : window.__tbChanges > 0;
+  const sameDocument = window.__tbDocument === doc;
+  const ran = sameDocument ? (window.__tbChanges > n || (pageSwitch && window.__tbMain > main))
+                           : window.__tbChanges > 0;
   return !!app && ran && app.getAttribute("data-test-script-state") === "notRunning";
 }
 """
-BEFORE_JS = "[window.__tbChanges, window.__tbDocument]"
+BEFORE_JS = "[window.__tbChanges, window.__tbDocument, window.__tbMain, false]"
 
 
 def free_port() -> int:
@@ -209,7 +218,7 @@ def url_options(data_dir: Path) -> list[dict]:
 
 async def settle(page, before: list | None, timeout_ms: float) -> None:
     """Wait until a script run that began after ``before`` (from BEFORE_JS; None = a new document) ended."""
-    await page.wait_for_function(SETTLED_JS, arg=before or [0, None], timeout=timeout_ms, polling=50)
+    await page.wait_for_function(SETTLED_JS, arg=before or [0, None, 0, False], timeout=timeout_ms, polling=50)
 
 
 async def count_errors(page, figures: Figures, where: str) -> None:
@@ -282,7 +291,7 @@ async def act(page, rng: random.Random, base: str, combos: list[dict], timeout_m
             return None
         href = rng.choice(others)
         doing["option"] = href.rsplit("/", 1)[-1] or "/"
-        before = await page.evaluate(BEFORE_JS)
+        before = (await page.evaluate(BEFORE_JS))[:3] + [True]  # a page switch: new main elements also count
         await page.locator(f"[data-testid='stSidebarNav'] a[href='{href}']").first.click(timeout=timeout_ms)
     await settle(page, before, timeout_ms)
     return kind
