@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalcore import formats, id_keys
+from evalcore import arrow_np, formats, id_keys
 from evalcore.metrics import Metric, parse_metrics
 from evalcore.ties import QueryBlock, QueryTruth, TieKey, discounts, evaluate_block
 
@@ -78,11 +78,11 @@ def _query_aligned(table: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
     if table.num_rows == 0:
         return
     encoded = pc.dictionary_encode(table["qid"]).combine_chunks()
-    codes = encoded.indices.to_numpy()
+    codes = arrow_np.to_numpy(encoded.indices)
     n_runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
     if n_runs != len(encoded.dictionary):  # not grouped by query: stable group, keeping input order inside
         order = np.argsort(codes, kind="stable")
-        table = table.take(pa.array(order))
+        table = table.take(arrow_np.from_numpy(order))
         codes = codes[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     at = np.searchsorted(starts, np.arange(chunk_rows, table.num_rows, chunk_rows))
@@ -117,13 +117,13 @@ class QrelsIndex:
     def __init__(self, qrels: pa.Table, metrics: list[Metric]) -> None:
         qid_encoded = pc.dictionary_encode(qrels["qid"]).combine_chunks()
         self.qids: pa.Array = qid_encoded.dictionary
-        query = qid_encoded.indices.to_numpy().astype(np.int64)
-        grade = qrels["relevance"].to_numpy().astype(np.float64)
+        query = arrow_np.to_numpy(qid_encoded.indices).astype(np.int64)
+        grade = arrow_np.to_numpy(qrels["relevance"]).astype(np.float64)
         docids = qrels["docid"].combine_chunks() if isinstance(qrels["docid"], pa.ChunkedArray) else qrels["docid"]
         n_queries = len(self.qids)
         by_query = np.argsort(query, kind="stable")
         self.offsets = np.r_[0, np.cumsum(np.bincount(query, minlength=n_queries))]
-        self.docids = docids.take(pa.array(by_query))
+        self.docids = docids.take(arrow_np.from_numpy(by_query))
         self.grades = grade[by_query]
         self.n_relevant = np.bincount(query, weights=(grade >= 1), minlength=n_queries)
 
@@ -142,7 +142,7 @@ class QrelsIndex:
     def query_index(self, qids: pa.Array) -> np.ndarray:
         """Position of each qid in the qrels, -1 when absent."""
         found = pc.index_in(qids, value_set=self.qids)
-        return pc.fill_null(found, -1).to_numpy().astype(np.int64)
+        return arrow_np.to_numpy_filled(found, -1).astype(np.int64)
 
     def judged_in(self, chunk_queries: np.ndarray) -> "JudgedDocs":
         """The judged documents of a chunk's queries (``chunk_queries``: qrels position per query run,
@@ -154,8 +154,8 @@ class QrelsIndex:
             np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
         judged_docids = self.docids.take(_indices(qrels_rows))
         distinct = pc.unique(judged_docids)
-        code = np.repeat(judged_queries, counts) * len(distinct) + pc.index_in(
-            judged_docids, value_set=distinct).to_numpy()
+        code = np.repeat(judged_queries, counts) * len(distinct) + arrow_np.to_numpy(pc.index_in(
+            judged_docids, value_set=distinct))
         order = np.argsort(code)
         return JudgedDocs(distinct, code[order], self.grades[qrels_rows][order])
 
@@ -175,7 +175,7 @@ class JudgedDocs:
         grades = np.zeros(len(docids), dtype=np.float64)
         if len(self.codes) == 0:
             return grades
-        doc = pc.fill_null(pc.index_in(docids, value_set=self.distinct), -1).to_numpy()
+        doc = arrow_np.to_numpy_filled(pc.index_in(docids, value_set=self.distinct), -1)
         rows = np.flatnonzero(doc >= 0)
         code = query_positions[rows] * len(self.distinct) + doc[rows]
         at = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
@@ -184,9 +184,7 @@ class JudgedDocs:
         return grades
 
 
-def _indices(values: np.ndarray) -> pa.Array:
-    """int64 numpy indices as an Arrow array."""
-    return pa.array(np.asarray(values, dtype=np.int64))
+_indices = arrow_np.indices
 
 
 def _has_repeated_ids(hashes: np.ndarray, lengths: np.ndarray) -> bool:
@@ -219,7 +217,7 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
             joined = pc.binary_join_element_wise(row_qids, docids.take(chunk_rows), "\x1f")
             import pandas as pd
 
-            hashed = pd.util.hash_array(joined.to_numpy(zero_copy_only=False),
+            hashed = pd.util.hash_array(arrow_np.to_numpy(joined),
                                         hash_key=f"{policy.seed % 16**16:016x}", categorize=False)
             return (hashed >> np.uint64(11)).astype(np.float64)  # 53 bits: exact in float64
         if order_keys is not None:
@@ -228,7 +226,7 @@ def _oblivious_key(policy: TiePolicy, qids: pa.Array, docids: pa.Array, row_of: 
             keys = id_keys.byte_order_keys(docids, row_of(rows, cols))
         if keys is None:  # ids longer than the word-key limit: let arrow sort the strings
             ranks = pc.rank(docids.take(_indices(row_of(rows, cols))), sort_keys="ascending", tiebreaker="dense")
-            keys = ranks.to_numpy().astype(np.uint64)
+            keys = arrow_np.to_numpy(ranks).astype(np.uint64)
         return keys if policy.name == "docid-asc" else ~keys  # bitwise not reverses the uint64 order
 
     return key
@@ -243,16 +241,16 @@ def _evaluate_chunk(chunk: pa.Table | _PreparedChunk, truth: QrelsIndex, metrics
         chunk, order_keys = chunk.table, chunk.order_keys
     qid_column = chunk["qid"].combine_chunks() if isinstance(chunk["qid"], pa.ChunkedArray) else chunk["qid"]
     docid_column = chunk["docid"].combine_chunks() if isinstance(chunk["docid"], pa.ChunkedArray) else chunk["docid"]
-    scores = chunk["score"].to_numpy()
+    scores = arrow_np.to_numpy(chunk["score"])
     n_rows = len(scores)
     if n_rows == 0:
         return None
     if pa.types.is_dictionary(qid_column.type):  # streamed parquet: one duplicate-free dictionary
-        codes = qid_column.indices.to_numpy()
+        codes = arrow_np.to_numpy(qid_column.indices)
         starts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1]
         chunk_qids = qid_column.dictionary.take(_indices(codes[starts]))
     else:
-        changes = pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)).to_numpy(zero_copy_only=False)
+        changes = arrow_np.to_numpy(pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)))
         starts = np.r_[0, np.flatnonzero(changes) + 1]
         chunk_qids = qid_column.take(_indices(starts))
     lengths = np.diff(np.r_[starts, n_rows])
@@ -284,7 +282,7 @@ def _evaluate_chunk(chunk: pa.Table | _PreparedChunk, truth: QrelsIndex, metrics
                 return judged.grades(q[rows], docid_column.take(_indices(s[rows] + cols)))
 
             values = evaluate_block(block, metrics, query_truth, key, gain_of)
-            frames.append(_block_frame(chunk_qids.take(pa.array(queries)), block.lengths, values, metrics))
+            frames.append(_block_frame(chunk_qids.take(arrow_np.from_numpy(queries)), block.lengths, values, metrics))
     return pa.concat_tables(frames)
 
 
@@ -306,10 +304,10 @@ def _check_pairs(chunk: pa.Table, source: str | Path | None, docid_column: pa.Ar
         docid_column = chunk["docid"].combine_chunks()
         qids = chunk["qid"].combine_chunks()
         if pa.types.is_dictionary(qids.type):
-            codes = qids.indices.to_numpy()
+            codes = arrow_np.to_numpy(qids.indices)
             changes = codes[1:] != codes[:-1]
         else:
-            changes = pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1)).to_numpy(zero_copy_only=False)
+            changes = arrow_np.to_numpy(pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1)))
         lengths = np.diff(np.r_[0, np.flatnonzero(changes) + 1, len(qids)]) if len(qids) else np.zeros(0, np.int64)
     keys = id_keys.order_keys(docid_column)
     hashes = keys if keys is not None else id_keys.string_hashes(docid_column)
@@ -344,13 +342,13 @@ RESULT_SCHEMA = pa.schema([
 
 def _block_frame(qids: pa.Array, lengths: np.ndarray, values: dict, metrics: list[Metric]) -> pa.Table:
     n = len(qids)
-    query_positions = pa.array(np.tile(np.arange(n), len(metrics)))
+    query_positions = arrow_np.from_numpy(np.tile(np.arange(n), len(metrics)))
     return pa.Table.from_arrays([
         qids.take(query_positions),
-        pa.array(np.repeat([str(m) for m in metrics], n)),
-        *[pa.array(np.concatenate([values[kind][m] for m in metrics])) for kind in ("oblivious", "expected", "min", "max")],
-        pa.array(np.tile(lengths.astype(np.int64), len(metrics))),
-        pa.array(np.concatenate([values["tied_at_cutoff"][m] for m in metrics])),
+        arrow_np.strings([str(m) for m in metrics]).take(arrow_np.indices(np.repeat(np.arange(len(metrics)), n))),
+        *[arrow_np.from_numpy(np.concatenate([values[kind][m] for m in metrics])) for kind in ("oblivious", "expected", "min", "max")],
+        arrow_np.from_numpy(np.tile(lengths.astype(np.int64), len(metrics))),
+        arrow_np.from_numpy(np.concatenate([values["tied_at_cutoff"][m] for m in metrics])),
     ], schema=RESULT_SCHEMA)
 
 
@@ -456,7 +454,7 @@ def evaluate_table(
             zeros["tied_at_cutoff"] = {m: np.zeros(len(missing), dtype=bool) for m in parsed}
             tables.append(_block_frame(missing, np.zeros(len(missing), dtype=np.int64), zeros, parsed))
     result = pa.concat_tables(tables) if tables else RESULT_SCHEMA.empty_table()
-    metric_rank = pc.index_in(result["metric"], value_set=pa.array([str(m) for m in parsed]))
+    metric_rank = pc.index_in(result["metric"], value_set=arrow_np.strings([str(m) for m in parsed]))
     return result.take(pc.sort_indices(metric_rank))  # metric-major; stable inside a metric
 
 
@@ -490,13 +488,14 @@ SUMMARY_COLUMNS = ["metric", "n_queries", "oblivious", "expected", "min", "max",
 def summary_rows(per_query: pa.Table) -> list[dict]:
     """:func:`summarize` on an Arrow table, as a list of dicts (no pandas)."""
     rows = []
-    metrics = per_query["metric"].to_numpy(zero_copy_only=False)
-    for metric in dict.fromkeys(metrics):
-        mask = metrics == metric
-        means = {k: float(per_query[k].to_numpy()[mask].mean()) for k in ("oblivious", "expected", "min", "max")}
+    encoded = pc.dictionary_encode(per_query["metric"]).combine_chunks()  # metrics in first-seen order
+    codes = arrow_np.to_numpy(encoded.indices)
+    for code, metric in enumerate(encoded.dictionary.to_pylist()):
+        mask = codes == code
+        means = {k: float(arrow_np.to_numpy(per_query[k])[mask].mean()) for k in ("oblivious", "expected", "min", "max")}
         rows.append({"metric": metric, "n_queries": int(mask.sum()), **means,
                      "range": means["max"] - means["min"], "bias": means["oblivious"] - means["expected"],
-                     "tied_share": float(per_query["tied_at_cutoff"].to_numpy(zero_copy_only=False)[mask].mean())})
+                     "tied_share": float(arrow_np.to_numpy(per_query["tied_at_cutoff"])[mask].mean())})
     return rows
 
 

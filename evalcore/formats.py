@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalcore import arrow_np
 from evalcore.errors import InputError
 from evalcore.id_keys import string_hashes
 
@@ -236,12 +237,12 @@ def _read_lines(path: Path) -> _Lines:
     non_blank = pc.greater(pc.binary_length(trimmed), 0)
     if pc.all(non_blank).as_py() is not False:
         return _Lines(trimmed, LineNumbers(1))
-    kept = np.flatnonzero(non_blank.to_numpy(zero_copy_only=False))
-    return _Lines(trimmed.take(pa.array(kept)), LineNumbers(0, kept + 1))
+    kept = np.flatnonzero(arrow_np.to_numpy(non_blank))
+    return _Lines(trimmed.take(arrow_np.from_numpy(kept)), LineNumbers(0, kept + 1))
 
 
 def _first_true(mask: pa.Array | pa.ChunkedArray) -> int | None:
-    values = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    values = np.asarray(arrow_np.to_numpy(mask), dtype=bool)
     hits = np.flatnonzero(values)
     return int(hits[0]) if len(hits) else None
 
@@ -276,7 +277,7 @@ def _split_delimited(lines: _Lines, path: Path, delimiter: str) -> tuple[list[st
     body = lines.text.slice(1)
     numbers = lines.numbers.slice(1, len(lines.text))
     fields = pc.split_pattern(body, delimiter)
-    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    counts = arrow_np.to_numpy(pc.list_value_length(fields))
     wrong = counts != len(header)
     wrong[_rows_with_split_quotes(fields)] = True
     columns = [_unquote(pc.utf8_trim_whitespace(pc.list_element(fields, i)))
@@ -291,10 +292,10 @@ def _rows_with_split_quotes(fields: pa.Array) -> np.ndarray:
     values = pc.utf8_trim_whitespace(pc.list_flatten(fields))
     broken = pc.and_(pc.match_substring(values, '"'),
                      pc.invert(pc.match_substring_regex(values, r'^"([^"]|"")*"$')))
-    hits = np.flatnonzero(np.asarray(broken.to_numpy(zero_copy_only=False), dtype=bool))
+    hits = np.flatnonzero(np.asarray(arrow_np.to_numpy(broken), dtype=bool))
     if len(hits) == 0:
         return hits
-    return np.unique(pc.list_parent_indices(fields).to_numpy()[hits])
+    return np.unique(arrow_np.to_numpy(pc.list_parent_indices(fields))[hits])
 
 
 def _csv_fields(line: str, delimiter: str, path: Path, line_number: int) -> list[str]:
@@ -309,7 +310,7 @@ def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, num
                         path: Path, delimiter: str, header: list[str]) -> list[pa.Array]:
     """Re-parse the (rare) rows whose quoted fields contain the delimiter with the csv module."""
     wrong_rows = np.flatnonzero(wrong)
-    has_quote = pc.match_substring(body.take(pa.array(wrong_rows)), '"').to_numpy(zero_copy_only=False)
+    has_quote = arrow_np.to_numpy(pc.match_substring(body.take(arrow_np.from_numpy(wrong_rows)), '"'))
     fixed_rows: list[int] = []
     fixed_values: list[list[str]] = []
     for row, quoted in zip(wrong_rows.tolist(), has_quote.tolist()):
@@ -323,8 +324,8 @@ def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, num
         fixed_rows.append(row)
         fixed_values.append([value.strip() for value in parsed])
     good_rows = np.flatnonzero(~wrong)
-    good_fields = fields.take(pa.array(good_rows))
-    order = pa.array(np.argsort(np.concatenate((good_rows, np.array(fixed_rows, dtype=np.int64))), kind="stable"))
+    good_fields = fields.take(arrow_np.from_numpy(good_rows))
+    order = arrow_np.from_numpy(np.argsort(np.concatenate((good_rows, np.array(fixed_rows, dtype=np.int64))), kind="stable"))
     columns = []
     for i in range(len(header)):
         good = _unquote(pc.utf8_trim_whitespace(pc.list_element(good_fields, i)))
@@ -481,7 +482,7 @@ def _as_grades(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumb
         grades = values.cast(pa.int64())
     else:
         raise _fail(f"expected an integer relevance column, found {values.type}", path, numbers, 0)
-    bad = _first_true(pc.less(grades, 0))
+    bad = _first_true(pc.less(grades, arrow_np.scalar(0, pa.int64())))
     if bad is not None:
         raise _fail(f"{expected}, found {grades[bad].as_py()}", path, numbers, bad)
     return grades
@@ -494,8 +495,8 @@ def _pair_codes(table: pa.Table) -> np.ndarray:
     qid_codes = pc.dictionary_encode(table["qid"]).combine_chunks()
     doc_codes = pc.dictionary_encode(table["docid"]).combine_chunks()
     n_docs = max(len(doc_codes.dictionary), 1)
-    return (qid_codes.indices.to_numpy().astype(np.int64) * n_docs
-            + doc_codes.indices.to_numpy().astype(np.int64))
+    return (arrow_np.to_numpy(qid_codes.indices).astype(np.int64) * n_docs
+            + arrow_np.to_numpy(doc_codes.indices).astype(np.int64))
 
 
 def _has_repeated_pairs(table: pa.Table) -> bool:
@@ -505,7 +506,7 @@ def _has_repeated_pairs(table: pa.Table) -> bool:
     if hashes is None:
         distinct = table.select(["qid", "docid"]).group_by(["qid", "docid"]).aggregate([]).num_rows
         return distinct < table.num_rows
-    qid_codes = pc.dictionary_encode(table.column("qid")).combine_chunks().indices.to_numpy()
+    qid_codes = arrow_np.to_numpy(pc.dictionary_encode(table.column("qid")).combine_chunks().indices)
     hashes ^= qid_codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     hashes.sort()
     return bool((hashes[1:] == hashes[:-1]).any())
@@ -534,7 +535,7 @@ def apply_maxp(run: pa.Table) -> pa.Table:
     A document keeps the input position of its first chunk.
     """
     documents = pc.list_element(pc.split_pattern(run["docid"], ":", max_splits=1, reverse=True), 0)
-    positions = pa.array(np.arange(run.num_rows, dtype=np.int64))
+    positions = arrow_np.from_numpy(np.arange(run.num_rows, dtype=np.int64))
     grouped = pa.table({"qid": run["qid"], "docid": documents, "score": run["score"], "position": positions}) \
         .group_by(["qid", "docid"], use_threads=False) \
         .aggregate([("score", "max"), ("position", "min")])
@@ -720,7 +721,7 @@ def _qid_run_starts(qids: pa.Array | pa.ChunkedArray) -> np.ndarray:
             return np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
         qids = qids.cast(qids.type.value_type)
     changed = pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1))
-    return np.concatenate(([0], np.flatnonzero(np.asarray(changed.to_numpy(zero_copy_only=False), bool)) + 1))
+    return np.concatenate(([0], np.flatnonzero(np.asarray(arrow_np.to_numpy(changed), bool)) + 1))
 
 
 def _dictionary_codes(qids: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
@@ -733,7 +734,7 @@ def _dictionary_codes(qids: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     if any(not chunk.dictionary.equals(dictionary) for chunk in chunks[1:]) \
             or pc.count_distinct(dictionary, mode="all").as_py() != len(dictionary):
         return None
-    return np.concatenate([pc.fill_null(chunk.indices, -1).to_numpy().astype(np.int64) for chunk in chunks])
+    return np.concatenate([arrow_np.to_numpy_filled(chunk.indices, -1).astype(np.int64) for chunk in chunks])
 
 
 def _chunk_ends(run_starts: np.ndarray, n_rows: int, chunk_rows: int) -> list[int]:
@@ -788,11 +789,11 @@ def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
         _no_nulls(qids, "qid", path, LineNumbers(rows_before + 1))
         rows_before += len(qids)
         if pa.types.is_dictionary(qids.type):
-            codes = qids.indices.to_numpy(zero_copy_only=False)
+            codes = arrow_np.to_numpy(qids.indices)
             starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1)) if len(codes) else codes
-            run_values = qids.dictionary.take(pa.array(codes[starts])) if len(codes) else qids.dictionary[:0]
+            run_values = qids.dictionary.take(arrow_np.from_numpy(codes[starts])) if len(codes) else qids.dictionary[:0]
         else:
-            run_values = qids.take(pa.array(_qid_run_starts(qids)))
+            run_values = qids.take(arrow_np.from_numpy(_qid_run_starts(qids)))
         for value in run_values.to_pylist():  # one object per query run, not per row
             if value == current:
                 continue
@@ -839,7 +840,7 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         position = 0
         for end in ends:
             part = combined.slice(position, end - position)
-            lines = (LineNumbers(0, part[line_column].to_numpy()) if line_column
+            lines = (LineNumbers(0, arrow_np.to_numpy(part[line_column])) if line_column
                      else LineNumbers(first_row + position + 1))
             yield _validated_chunk(part, picked, path, lines, maxp, check_duplicates, qid_dictionary)
             position = end
@@ -1023,7 +1024,7 @@ def _deduplicated_qrels(qrels: pa.Table, path: Path, numbers: LineNumbers) -> pa
         return qrels
     pair_codes = _pair_codes(qrels)
     _, first_rows, inverse = np.unique(pair_codes, return_index=True, return_inverse=True)
-    grades = qrels["relevance"].to_numpy()
+    grades = arrow_np.to_numpy(qrels["relevance"])
     conflicting = np.flatnonzero(grades != grades[first_rows[inverse]])
     if len(conflicting):
         row = int(conflicting[0])
@@ -1031,7 +1032,7 @@ def _deduplicated_qrels(qrels: pa.Table, path: Path, numbers: LineNumbers) -> pa
         raise _fail(f"conflicting grades for document {_shown(qrels['docid'][row].as_py())} of query "
                     f"{_shown(qrels['qid'][row].as_py())}: {grades[row]} here, {grades[first_row]} on line "
                     f"{numbers.of(first_row)}; expected one grade per (qid, docid)", path, numbers, row)
-    return qrels.take(pa.array(np.sort(first_rows)))
+    return qrels.take(arrow_np.from_numpy(np.sort(first_rows)))
 
 
 # ----------------------------------------------------------------------------- in-memory tables
@@ -1115,8 +1116,8 @@ def _run_for_writing(table_or_df, path: Path) -> pa.Table:
 
 def _ranks_by_score(run: pa.Table) -> pa.Array:
     """1-based rank of each row within its query by descending score (ties: input order)."""
-    qid_codes = pc.dictionary_encode(run["qid"]).combine_chunks().indices.to_numpy()
-    scores = run["score"].to_numpy()
+    qid_codes = arrow_np.to_numpy(pc.dictionary_encode(run["qid"]).combine_chunks().indices)
+    scores = arrow_np.to_numpy(run["score"])
     order = np.lexsort((np.arange(run.num_rows), -scores, qid_codes))
     sorted_codes = qid_codes[order]
     group_starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
@@ -1124,7 +1125,7 @@ def _ranks_by_score(run: pa.Table) -> pa.Array:
     ranks_sorted = np.arange(run.num_rows) - np.repeat(group_starts, group_sizes) + 1
     ranks = np.empty(run.num_rows, dtype=np.int64)
     ranks[order] = ranks_sorted
-    return pa.array(ranks)
+    return arrow_np.from_numpy(ranks)
 
 
 def _trec_text(run: pa.Table, tags: pa.Array | None, path: Path) -> pa.Array:

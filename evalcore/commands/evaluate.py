@@ -59,11 +59,13 @@ def run(args: argparse.Namespace) -> int:
     if per_query.num_rows == 0:
         raise InputError("no query is in both the run and the qrels: check that the qids match", path=args.run)
     if args.per_query:
-        import pyarrow as pa
+        import numpy as np
 
         from evalcore.formats import write_parquet_atomic
 
-        tie_policy = pa.array([str(policy)] * per_query.num_rows, pa.string())
+        from evalcore import arrow_np
+
+        tie_policy = arrow_np.strings([str(policy)]).take(arrow_np.indices(np.zeros(per_query.num_rows)))
         write_parquet_atomic(per_query.append_column("tie_policy", tie_policy), args.per_query)
     print_summary(summary_rows(per_query), args.format, header=f"tie policy: {policy}   queries: "
                   f"{per_query.num_rows // len(metrics)}")
