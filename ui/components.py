@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from evalcore.csv_export import to_csv_text
 from evalcore.store import Condition
 from ui import data, state
 
@@ -342,7 +343,7 @@ def interval_figure(frame: pd.DataFrame, label: str, point: str, intervals: Sequ
 def download_row(frame: pd.DataFrame, stem: str, caption: str, bold_max: Iterable[str] = ()) -> None:
     """CSV and LaTeX downloads of exactly the table shown."""
     left, right, _ = st.columns([1.3, 1.3, 3])
-    left.download_button("Download CSV", frame.to_csv(index=False).encode(), file_name=f"{stem}.csv",
+    left.download_button("Download CSV", to_csv_text(frame).encode(), file_name=f"{stem}.csv",
                          mime="text/csv", icon=":material/download:")
     right.download_button("Download LaTeX", latex_table(frame, caption, bold_max).encode(),
                           file_name=f"{stem}.tex", mime="text/x-tex", icon=":material/description:")

@@ -94,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
                           "incomplete": records(board.incomplete),
                           "zero_task_systems": board.zero_task_systems}, indent=2))
     elif args.format == "csv":
-        frame.to_csv(sys.stdout, index=False, float_format="%.6g", lineterminator="\n")
+        from evalcore.csv_export import to_csv_text
+
+        sys.stdout.write(to_csv_text(frame, float_format="%.6g", lineterminator="\n"))
     elif args.format == "latex":
         print(_latex(frame, numeric))
     else:
