@@ -507,3 +507,46 @@ def test_hostile_names_stored_in_data_round_trip(tmp_path: Path):
     board = store.leaderboard(Condition("b'; --"), systems=[names[0]], bootstrap=20)
     assert board.ranked["system"].tolist() == [names[0]]
     assert sorted(store.systems()["system"]) == sorted(names)
+
+
+def _board(store: Store) -> pd.DataFrame:
+    return store.task_table(Condition(benchmark="bench", metric="ndcg@10", precision="fp32"))
+
+
+def test_sums_disk_cache_serves_a_new_process_and_never_a_changed_file(data_dir: Path, tmp_path_factory,
+                                                                         monkeypatch):
+    from evalcore import store as store_module
+
+    monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path_factory.mktemp("sums-cache")))
+    first = _board(Store(data_dir))
+    scans: list[list[Path]] = []
+    real_scan = store_module._query_sums
+    monkeypatch.setattr(store_module, "_query_sums", lambda conn, paths: scans.append(list(paths)) or real_scan(conn, paths))
+    pd.testing.assert_frame_equal(_board(Store(data_dir)), first)  # a fresh Store, as a new process
+    assert all(paths == [] for paths in scans), scans  # served from disk: no per-query file scanned
+
+    # the file is rewritten with other values (atomically: new inode): scanned again, new numbers
+    frame = make_query_metrics(seed=5)
+    frame.to_parquet(data_dir / "computed" / "qm.tmp.parquet")
+    (data_dir / "computed" / "qm.tmp.parquet").replace(data_dir / "computed" / "qm.parquet")
+    scans.clear()
+    changed = _board(Store(data_dir))
+    assert any(paths for paths in scans)
+    monkeypatch.setenv("TIEBREAK_CACHE", "off")
+    pd.testing.assert_frame_equal(changed, _board(Store(data_dir)))
+    assert not changed.equals(first)
+
+
+def test_damaged_or_unwritable_sums_cache_only_costs_a_scan(data_dir: Path, tmp_path_factory, monkeypatch):
+    folder = tmp_path_factory.mktemp("sums-cache")
+    monkeypatch.setenv("TIEBREAK_CACHE", str(folder))
+    reference = _board(Store(data_dir))
+    entries = list(folder.rglob("*.arrow"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(b"not arrow")
+    pd.testing.assert_frame_equal(_board(Store(data_dir)), reference)
+    blocked = tmp_path_factory.mktemp("blocked") / "file"
+    blocked.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("TIEBREAK_CACHE", str(blocked))
+    pd.testing.assert_frame_equal(_board(Store(data_dir)), reference)
