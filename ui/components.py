@@ -217,6 +217,15 @@ def no_systems_left(view: View) -> bool:
     return False
 
 
+def has_results_to_show(view: View) -> bool:
+    """False (after explaining why) when the data folder is empty or the sidebar filters exclude every
+    system: the guard every view starts with."""
+    if not view.has_data:
+        explain_no_data(view.data_dir)
+        return False
+    return not no_systems_left(view)
+
+
 # -------------------------------------------------------------------------------------------- tables
 def heat_colour(value: float, lo: float, hi: float) -> str:
     """Background for a heat-shaded cell: white (column minimum) to teal (column maximum)."""

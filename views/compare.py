@@ -16,10 +16,7 @@ def render(view: ui.View) -> None:
     ui.intro("Compare", "Put two to four systems side by side: their score on every task, the individual queries "
              "where they differ (and whether a tie decided it), and a paired randomization test of whether the "
              "difference is more than query-sampling noise.")
-    if not view.has_data:
-        ui.explain_no_data(view.data_dir)
-        return
-    if ui.no_systems_left(view):
+    if not ui.has_results_to_show(view):
         return
     st.caption(ui.describe_condition(view))
     ui.filter_note(view)

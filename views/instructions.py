@@ -12,10 +12,7 @@ def render(view: ui.View) -> None:
     ui.intro("Instructions", "RAR-b asks whether retrievers can follow an instruction prefixed to the query. This "
              "page shows the gap **with − without** instruction for each system and task (blue: the instruction "
              "helps, red: it hurts) and the same gap in G.")
-    if not view.has_data:
-        ui.explain_no_data(view.data_dir)
-        return
-    if ui.no_systems_left(view):
+    if not ui.has_results_to_show(view):
         return
     st.caption(ui.describe_condition(view, skip=("instruction",)) + " (the instruction control does not apply here)")
     ui.filter_note(view)

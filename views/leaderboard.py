@@ -20,10 +20,7 @@ def render(view: ui.View) -> None:
              "Tied scores make a run's rank order ambiguous, so each G comes with the range it could take "
              "**[G_min, G_max]** over every ordering of tied documents, and — where per-query results exist — a "
              "95% bootstrap interval and the ranks it allows.")
-    if not view.has_data:
-        ui.explain_no_data(view.data_dir)
-        return
-    if ui.no_systems_left(view):
+    if not ui.has_results_to_show(view):
         return
     board = data.query(view.data_dir, "leaderboard", view.cond, systems=view.systems, bootstrap=1000)
     st.caption(ui.describe_condition(view))

@@ -15,10 +15,7 @@ def render(view: ui.View) -> None:
     ui.intro("MCR vs full", "RAR-b evaluates each task two ways: **full retrieval** over the whole corpus and "
              "**multiple-choice retrieval (MCR)** among a handful of candidates. Each dot is one system on one "
              "task; dots above the diagonal do better at choosing than at finding.")
-    if not view.has_data:
-        ui.explain_no_data(view.data_dir)
-        return
-    if ui.no_systems_left(view):
+    if not ui.has_results_to_show(view):
         return
     conditions = view.conditions()
     mcr_metrics = ui.options_for(conditions, "metric", benchmark=view.cond.benchmark, setting="mcr")

@@ -17,10 +17,7 @@ def render(view: ui.View) -> None:
              "the numeric precision changes, the ranking was decided by rounding and tie-breaking rather than by "
              "the models. Kendall τ summarises agreement (1 = same order); overlapping [G_min, G_max] intervals "
              "mark pairs that ties alone cannot separate.")
-    if not view.has_data:
-        ui.explain_no_data(view.data_dir)
-        return
-    if ui.no_systems_left(view):
+    if not ui.has_results_to_show(view):
         return
     precisions = ui.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
                              setting=view.cond.setting, metric=view.cond.metric)

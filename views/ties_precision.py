@@ -20,10 +20,7 @@ def render(view: ui.View) -> None:
              "luck. Per system and precision: the reported (oblivious) score, the tie-aware expected score, the "
              "range [min, max] over tie orderings, the bias, and how often a tie straddles the cutoff; plus what "
              "High-Precision Scoring (HPS) recovers.")
-    if not view.has_data:
-        ui.explain_no_data(view.data_dir)
-        return
-    if ui.no_systems_left(view):
+    if not ui.has_results_to_show(view):
         return
     st.caption(ui.describe_condition(view, skip=("precision",)) + " · every precision")
     ui.filter_note(view)
