@@ -239,23 +239,13 @@ def _evaluate_chunk(chunk: pa.Table | _PreparedChunk, truth: QrelsIndex, metrics
     order_keys = None
     if isinstance(chunk, _PreparedChunk):
         chunk, order_keys = chunk.table, chunk.order_keys
-    qid_column = chunk["qid"].combine_chunks() if isinstance(chunk["qid"], pa.ChunkedArray) else chunk["qid"]
-    docid_column = chunk["docid"].combine_chunks() if isinstance(chunk["docid"], pa.ChunkedArray) else chunk["docid"]
+    qid_column, docid_column = _column(chunk, "qid"), _column(chunk, "docid")
     scores = arrow_np.to_numpy(chunk["score"])
-    n_rows = len(scores)
-    if n_rows == 0:
+    if len(scores) == 0:
         return None
-    if pa.types.is_dictionary(qid_column.type):  # streamed parquet: one duplicate-free dictionary
-        codes = arrow_np.to_numpy(qid_column.indices)
-        starts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1]
-        chunk_qids = qid_column.dictionary.take(_indices(codes[starts]))
-    else:
-        changes = arrow_np.to_numpy(pc.not_equal(qid_column.slice(1), qid_column.slice(0, n_rows - 1)))
-        starts = np.r_[0, np.flatnonzero(changes) + 1]
-        chunk_qids = qid_column.take(_indices(starts))
-    lengths = np.diff(np.r_[starts, n_rows])
+    starts, lengths, chunk_qids = _query_runs(qid_column)
     if chunk.schema.metadata and formats.UNCHECKED_PAIRS_KEY in chunk.schema.metadata:
-        order_keys = _check_pairs(chunk, source, docid_column, lengths).order_keys
+        order_keys = _check_pairs(chunk, source).order_keys
     qrels_query = truth.query_index(chunk_qids)
     kept = np.flatnonzero(qrels_query >= 0)
     if kept.size == 0:
@@ -295,20 +285,28 @@ class _PreparedChunk:
     order_keys: np.ndarray | None
 
 
-def _check_pairs(chunk: pa.Table, source: str | Path | None, docid_column: pa.Array | None = None,
-                 lengths: np.ndarray | None = None) -> _PreparedChunk:
+def _column(chunk: pa.Table, name: str) -> pa.Array:
+    """One column of a chunk as a single Arrow array."""
+    column = chunk[name]
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _query_runs(qid_column: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """First row, row count and qid (as strings) of each run of equal qids in a query-aligned chunk
+    (string or, when streamed from parquet, dictionary-encoded qids)."""
+    starts = formats.qid_run_starts(qid_column)
+    qids = qid_column.take(_indices(starts))
+    if pa.types.is_dictionary(qids.type):
+        qids = qids.dictionary_decode()
+    return starts, np.diff(np.r_[starts, len(qid_column)]), qids
+
+
+def _check_pairs(chunk: pa.Table, source: str | Path | None) -> _PreparedChunk:
     """The (qid, docid) uniqueness check of a streamed chunk (``formats.UNCHECKED_PAIRS_KEY``): key the
     docids (exact order keys for short ids, else 64-bit hashes), look for a repeat inside each query, and
     let formats name the exact line if one is found. The returned table has no marker (checked once)."""
-    if docid_column is None:
-        docid_column = chunk["docid"].combine_chunks()
-        qids = chunk["qid"].combine_chunks()
-        if pa.types.is_dictionary(qids.type):
-            codes = arrow_np.to_numpy(qids.indices)
-            changes = codes[1:] != codes[:-1]
-        else:
-            changes = arrow_np.to_numpy(pc.not_equal(qids.slice(1), qids.slice(0, len(qids) - 1)))
-        lengths = np.diff(np.r_[0, np.flatnonzero(changes) + 1, len(qids)]) if len(qids) else np.zeros(0, np.int64)
+    docid_column = _column(chunk, "docid")
+    _, lengths, _ = _query_runs(_column(chunk, "qid"))
     keys = id_keys.order_keys(docid_column)
     hashes = keys if keys is not None else id_keys.string_hashes(docid_column)
     if hashes is None or _has_repeated_ids(hashes, lengths):

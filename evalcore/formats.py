@@ -711,7 +711,7 @@ def read_run(path: str | Path, *, fmt: str | None = None, maxp: bool = False) ->
 
 # ----------------------------------------------------------------------------- query-aligned chunks
 
-def _qid_run_starts(qids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def qid_run_starts(qids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Row indices where a new run of equal qids begins (always includes 0)."""
     if len(qids) == 0:
         return np.zeros(0, dtype=np.int64)
@@ -763,10 +763,10 @@ def _group_by_qid(run: pa.Table) -> pa.Table:
 
 
 def _chunks_of_table(run: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
-    starts = _qid_run_starts(run["qid"])
+    starts = qid_run_starts(run["qid"])
     if len(starts) != pc.count_distinct(run["qid"]).as_py():
         run = _group_by_qid(run)
-        starts = _qid_run_starts(run["qid"])
+        starts = qid_run_starts(run["qid"])
     position = 0
     for end in _chunk_ends(starts, run.num_rows, chunk_rows):
         yield run.slice(position, end - position).combine_chunks()
@@ -793,7 +793,7 @@ def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
             starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1)) if len(codes) else codes
             run_values = qids.dictionary.take(arrow_np.from_numpy(codes[starts])) if len(codes) else qids.dictionary[:0]
         else:
-            run_values = qids.take(arrow_np.from_numpy(_qid_run_starts(qids)))
+            run_values = qids.take(arrow_np.from_numpy(qid_run_starts(qids)))
         for value in run_values.to_pylist():  # one object per query run, not per row
             if value == current:
                 continue
@@ -834,7 +834,7 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         combined = pa.concat_tables(pending)
         if qid_dictionary:
             combined = combined.unify_dictionaries()
-        ends = _chunk_ends(_qid_run_starts(combined[picked["qid"]]), combined.num_rows, chunk_rows)
+        ends = _chunk_ends(qid_run_starts(combined[picked["qid"]]), combined.num_rows, chunk_rows)
         if batch is not None:
             ends = ends[:-1]  # the last chunk may hold a query that continues in the next batch
         position = 0
@@ -923,7 +923,7 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # damaged pages, invalid UTF-8 ids
             raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
         if grouped:
-            return _stream_parquet_file(path, path, picked, maxp, chunk_rows, check_duplicates)
+            return _stream_parquet_file(path, path, parquet_file, picked, maxp, chunk_rows, check_duplicates)
         if parquet_file.metadata.num_rows > GROUP_IN_MEMORY_MAX_ROWS:
             return _stream_regrouped_parquet(path, picked, maxp, chunk_rows, check_duplicates)
     return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows)
@@ -936,14 +936,13 @@ _REGROUP_MEMORY_LIMIT = "600MB"
 _LINE_COLUMN = "__evalcore_line"
 
 
-def _stream_parquet_file(path: Path, source: Path, picked: dict[str, str], maxp: bool, chunk_rows: int,
-                         check_duplicates: bool, line_column: str | None = None) -> Iterator[pa.Table]:
-    """Stream the grouped parquet ``source`` (``path`` names the user's file in messages). On the
-    engine's path (it checks pairs itself) string qids stay dictionary-encoded, which skips decoding
-    them row by row (parquet stores the few distinct qids of a page as a dictionary)."""
+def _stream_parquet_file(path: Path, source: Path, parquet_file, picked: dict[str, str], maxp: bool,
+                         chunk_rows: int, check_duplicates: bool, line_column: str | None = None) -> Iterator[pa.Table]:
+    """Stream the grouped parquet ``source``, already open as ``parquet_file`` (``path`` names the user's
+    file in messages). On the engine's path (it checks pairs itself) string qids stay dictionary-encoded,
+    which skips decoding them row by row (parquet stores the few distinct qids of a page as a dictionary)."""
     import pyarrow.parquet as pq
 
-    parquet_file = _open_parquet(source) if source == path else pq.ParquetFile(source)
     qid_dictionary = (not check_duplicates and not maxp
                       and pa.types.is_string(parquet_file.schema_arrow.field(picked["qid"]).type))
     if qid_dictionary:
@@ -985,7 +984,8 @@ def _stream_regrouped_parquet(path: Path, picked: dict[str, str], maxp: bool, ch
             raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
         finally:
             connection.close()
-        yield from _stream_parquet_file(path, copy, picked, maxp, chunk_rows, check_duplicates, _LINE_COLUMN)
+        yield from _stream_parquet_file(path, copy, pq.ParquetFile(copy), picked, maxp, chunk_rows, check_duplicates,
+                                        _LINE_COLUMN)
 
 
 # ----------------------------------------------------------------------------- qrels
