@@ -14,7 +14,7 @@ Conventions shared by every method:
 
 Loading: every ``*.parquet`` under the data dir (recursively, except ``runs/``) is classified by its schema
 (footer only). ``query_metrics`` files are additionally summed per (system, condition, task, metric) once per
-file version (cached by path, size and mtime), which both validates their data pages and makes every
+file version (cached by path, size, mtime and inode), which both validates their data pages and makes every
 task-level query run on a small in-memory table. Per-query views read the parquet files directly.
 """
 from __future__ import annotations
@@ -261,10 +261,11 @@ def _parquet_files(root: Path, *, runs: bool) -> list[Path]:
     return sorted(found)
 
 
-def _file_key(path: Path) -> tuple[str, int, int]:
-    """(path, size, mtime_ns): identifies one version of a file without reading it."""
+def _file_key(path: Path) -> tuple[str, int, int, int, int]:
+    """(path, size, mtime_ns, inode, device): identifies one version of a file without reading it (an
+    atomic rewrite gets a new inode even within the same mtime tick)."""
     stat = path.stat()
-    return str(path), stat.st_size, stat.st_mtime_ns
+    return str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev
 
 
 class _SumsDiskCache:
@@ -288,8 +289,7 @@ class _SumsDiskCache:
     def _entry(self, path: Path, version: tuple) -> Path | None:
         if self.folder is None:
             return None
-        stat = path.stat()
-        key = repr((str(path), str(path.resolve()), version[1], version[2], stat.st_ino, stat.st_dev))
+        key = repr((str(path.resolve()),) + tuple(version))
         return self.folder / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + ".arrow")
 
     def get(self, path: Path, version: tuple):
@@ -387,7 +387,7 @@ class Store:
         self.skipped = []
         self._lock = threading.Lock()  # guards the connection swap
         self._reload_lock = threading.Lock()  # one reload at a time (shares the per-file cache)
-        self._query_sums_cache: dict[tuple[str, int, int], object] = {}
+        self._query_sums_cache: dict[tuple[str, int, int, int, int], object] = {}
         self._disk_cache = _SumsDiskCache()
         self._conn = None
         self._fingerprint = ""
@@ -400,7 +400,7 @@ class Store:
             return self._conn.cursor()
 
     def fingerprint(self) -> str:
-        """Cheap hash of (path, size, mtime) of every parquet file under the data dir (no file is read)."""
+        """Cheap hash of the version (path, size, mtime, inode) of every parquet file under the data dir (no file is read)."""
         digest = hashlib.blake2b(digest_size=16)
         for runs in (False, True):
             for path in _parquet_files(self.data_dir, runs=runs):
@@ -440,7 +440,7 @@ class Store:
         except duckdb.Error:  # pragma: no cover - parquet extension not loadable
             pass
         # query_metrics: per-file sums (validates data pages; cached per file version)
-        versions: dict[Path, tuple[str, int, int] | OSError] = {}
+        versions: dict[Path, tuple[str, int, int, int, int] | OSError] = {}
         for path in by_kind["query_metrics"]:
             try:
                 versions[path] = _file_key(path)
