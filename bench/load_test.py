@@ -64,18 +64,31 @@ OBSERVER_JS = """
   new MutationObserver((records) => {
     window.__tbMain += records.filter((r) => r.target.closest && r.target.closest("[data-testid='stMain']")).length;
   }).observe(document, {subtree: true, childList: true});
+  // messages from the server: in the batched case above, a rerun of a sidebar widget may change neither the
+  // state attribute nor (identical output) the main area; its messages still arrive. A run counts as done
+  // once messages came after the action and then none for 300 ms.
+  window.__tbFrames = 0;
+  window.__tbLastFrame = 0;
+  const NativeWebSocket = window.WebSocket;
+  window.WebSocket = class extends NativeWebSocket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", () => { window.__tbFrames += 1; window.__tbLastFrame = performance.now(); });
+    }
+  };
 })();
 """
 SETTLED_JS = """
-([n, doc, main, pageSwitch]) => {
+([n, doc, main, pageSwitch, frames]) => {
   const app = document.querySelector("[data-testid='stApp']");
   const sameDocument = window.__tbDocument === doc;
-  const ran = sameDocument ? (window.__tbChanges > n || (pageSwitch && window.__tbMain > main))
+  const quietAfterMessages = window.__tbFrames > frames && performance.now() - window.__tbLastFrame > 300;
+  const ran = sameDocument ? (window.__tbChanges > n || (pageSwitch && window.__tbMain > main) || quietAfterMessages)
                            : window.__tbChanges > 0;
   return !!app && ran && app.getAttribute("data-test-script-state") === "notRunning";
 }
 """
-BEFORE_JS = "[window.__tbChanges, window.__tbDocument, window.__tbMain, false]"
+BEFORE_JS = "[window.__tbChanges, window.__tbDocument, window.__tbMain, false, window.__tbFrames]"
 
 
 def free_port() -> int:
@@ -218,7 +231,7 @@ def url_options(data_dir: Path) -> list[dict]:
 
 async def settle(page, before: list | None, timeout_ms: float) -> None:
     """Wait until a script run that began after ``before`` (from BEFORE_JS; None = a new document) ended."""
-    await page.wait_for_function(SETTLED_JS, arg=before or [0, None, 0, False], timeout=timeout_ms, polling=50)
+    await page.wait_for_function(SETTLED_JS, arg=before or [0, None, 0, False, 0], timeout=timeout_ms, polling=50)
 
 
 async def count_errors(page, figures: Figures, where: str) -> None:
@@ -291,7 +304,8 @@ async def act(page, rng: random.Random, base: str, combos: list[dict], timeout_m
             return None
         href = rng.choice(others)
         doing["option"] = href.rsplit("/", 1)[-1] or "/"
-        before = (await page.evaluate(BEFORE_JS))[:3] + [True]  # a page switch: new main elements also count
+        before = await page.evaluate(BEFORE_JS)
+        before[3] = True  # a page switch: new main elements also count
         await page.locator(f"[data-testid='stSidebarNav'] a[href='{href}']").first.click(timeout=timeout_ms)
     await settle(page, before, timeout_ms)
     return kind
