@@ -1,8 +1,14 @@
 """tiebreak dashboard: ``streamlit run app.py`` (shipped ``data/``), ``streamlit run app.py -- --data DIR``
 or ``TIEBREAK_DATA=DIR streamlit run app.py``.
 
-The entry point draws the shared sidebar (bound to the URL, see ``ui/state.py``), then runs the page the URL
-path names (views/*.py). Views only present what ``evalcore.store`` returns.
+This file plays two parts:
+
+- ``app`` below is an ``st.App`` whose script is this same file. ``streamlit run app.py`` finds it and serves
+  it with a lifespan hook that draws the default view once at start-up (``ui/warm_start.py``), so the first
+  visitor does not wait for imports, the store and the Leaderboard's queries.
+- Executed by the Streamlit runtime (or ``streamlit.testing``), it is the script: it draws the shared sidebar
+  (bound to the URL, see ``ui/state.py``), then runs the page the URL path names (views/*.py). Views only
+  present what ``evalcore.store`` returns.
 """
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import components, data, state
+from ui import warm_start  # light; the script's own imports (pandas, DuckDB, evalcore) are inside main()
 
 APP_DIR = Path(__file__).resolve().parent
 LOG = logging.getLogger("tiebreak.app")
@@ -32,6 +38,8 @@ PAGES = (
 
 
 def main() -> None:
+    from ui import components, data, state
+
     started = time.perf_counter()
     st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=":material/balance:",
                        layout="wide")
@@ -63,6 +71,8 @@ def main() -> None:
 
 
 def _finish(notices_box) -> None:
+    from ui import components, state
+
     params = state.end_run()
     messages = state.notices()
     if len(messages) == 1:
@@ -80,6 +90,8 @@ def _finish(notices_box) -> None:
 
 
 def _current_store():
+    from ui import data
+
     view = st.session_state.get("_view")
     if view is None or not view.data_dir.is_dir():
         return None
@@ -96,4 +108,9 @@ def _page_url() -> str | None:
         return None
 
 
-main()
+# What ``streamlit run app.py`` serves (it looks for an st.App named ``app``); uvicorn imports this module as
+# ``app``, so only the script runs below draw anything.
+app = st.App(__file__, lifespan=warm_start.lifespan)
+
+if __name__ == "__main__":  # the Streamlit runtime (or streamlit.testing) running the script
+    main()
