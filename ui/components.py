@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -112,7 +113,9 @@ def sidebar(data_dir: Path) -> View:
 
 
 def _system_filters(data_dir: Path, facets: dict, bench: str) -> tuple[tuple[str, ...] | None, str]:
-    with st.sidebar.expander("Filter systems", expanded=False):
+    # A popover, not an expander: the browser draws a popover's content only when it opens, so the text input,
+    # multiselect and radio scripts stay off the first paint (an expander draws its content even collapsed).
+    with st.sidebar.popover("Filter systems", icon=":material/filter_list:", width="stretch"):
         search = state.search("q", "Name contains", placeholder="e.g. e5, bge, 7b")
         families = state.multiselect("family", "Family", list(facets.get("families") or []),
                                      placeholder="any family")
@@ -147,11 +150,14 @@ def _system_filters(data_dir: Path, facets: dict, bench: str) -> tuple[tuple[str
 
 
 def share_box(where, params: dict, base_url: str | None) -> None:
-    """The copy-link affordance: the URL that reopens this exact view (st.code has a copy button)."""
-    where.markdown("**Share this view**")
-    where.code(state.share_url(params, base_url), language=None, wrap_lines=True)
-    where.caption("Copy the link (button at the top right of the box): it reopens this page with every "
-                  "control as it is now.")
+    """The copy-link affordance: a "Share this view" button opening the URL that reopens this exact view
+    (st.code has a copy button). It sits in a popover because the browser draws popover content only when it
+    opens: st.code's syntax highlighter is a 1.5 MB script that otherwise loaded with every first page
+    (~0.3 s of the first paint on 2 cores, bench/bench_app.py)."""
+    box = where.popover("Share this view", icon=":material/link:", width="stretch")
+    box.code(state.share_url(params, base_url), language=None, wrap_lines=True)
+    box.caption("Copy the link (button at the top right of the box): it reopens this page with every "
+                "control as it is now.")
 
 
 # -------------------------------------------------------------------------------------------- page text
@@ -227,23 +233,33 @@ def has_results_to_show(view: View) -> bool:
 
 
 # -------------------------------------------------------------------------------------------- tables
-def heat_colour(value: float, lo: float, hi: float) -> str:
-    """Background for a heat-shaded cell: white (column minimum) to teal (column maximum)."""
-    if value is None or not math.isfinite(value) or not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
+HEAT_LEVELS = 16
+"""Shades per heat-shaded column. Each distinct shade is one CSS rule sent to the browser: continuous shades
+made one rule per cell (~2,400 on the default Leaderboard, 150 kB per run and a slower first paint); 17 steps
+(0..16) look the same as a continuous scale."""
+
+
+def heat_levels(values: pd.Series) -> pd.Series:
+    """Each value's shade step 0..HEAT_LEVELS: round(HEAT_LEVELS · (v − min) / (max − min)) over the column's
+    finite values; NaN (and everything, when the column is constant or empty) gets NaN, i.e. no shading."""
+    numbers = pd.to_numeric(values, errors="coerce").astype(float)
+    finite = numbers[np.isfinite(numbers)]
+    if finite.empty or finite.max() <= finite.min():
+        return pd.Series(np.nan, index=values.index)
+    lo, hi = finite.min(), finite.max()
+    return ((numbers.where(np.isfinite(numbers)) - lo) / (hi - lo) * HEAT_LEVELS).round()
+
+
+def heat_colour(level: float) -> str:
+    """CSS background for a shade step: white (0, the column minimum) to teal (HEAT_LEVELS, its maximum)."""
+    if level is None or not math.isfinite(level):
         return ""
-    share = (value - lo) / (hi - lo)
+    share = min(max(level / HEAT_LEVELS, 0.0), 1.0)
     r, g, b = (int(255 + (c - 255) * share * 0.85) for c in (20, 150, 140))
     return f"background-color: rgb({r},{g},{b})"
 
 
-def diverging_colour(value: float, span: float) -> str:
-    """Background for a signed difference: red below zero, blue above, white at zero."""
-    if value is None or not math.isfinite(value) or not span:
-        return ""
-    share = max(-1.0, min(1.0, value / span))
-    target = (60, 110, 200) if share > 0 else (215, 80, 70)
-    r, g, b = (int(255 + (c - 255) * abs(share) * 0.8) for c in target)
-    return f"background-color: rgb({r},{g},{b})"
+_HEAT_CSS = [heat_colour(level) for level in range(HEAT_LEVELS + 1)]
 
 
 def symmetric_span(values: pd.Series) -> float:
@@ -253,15 +269,16 @@ def symmetric_span(values: pd.Series) -> float:
 
 
 def heat_styler(frame: pd.DataFrame, columns: Iterable[str], precision: int = 4):
-    """A pandas Styler shading each of ``columns`` from its own minimum to maximum."""
+    """A pandas Styler shading each of ``columns`` from its own minimum (white) to maximum (teal)."""
     columns = [c for c in columns if c in frame.columns]
 
-    def shade(column: pd.Series) -> list[str]:
-        finite = column[pd.to_numeric(column, errors="coerce").notna()].astype(float)
-        lo, hi = (float(finite.min()), float(finite.max())) if len(finite) else (math.nan, math.nan)
-        return [heat_colour(float(v), lo, hi) if pd.notna(v) else "" for v in column]
+    def shade(block: pd.DataFrame) -> pd.DataFrame:
+        levels = block.apply(heat_levels)
+        css = np.array([""] + _HEAT_CSS, dtype=object)
+        return pd.DataFrame(css[levels.fillna(-1).to_numpy(dtype=int) + 1], index=block.index,
+                            columns=block.columns)
 
-    styler = frame.style.apply(shade, subset=columns, axis=0)
+    styler = frame.style.apply(shade, subset=columns, axis=None) if columns else frame.style
     numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
     return styler.format(precision=precision, subset=numeric, na_rep="–")
 

@@ -64,9 +64,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` on a free port; returns once ``/_stcore/health`` answers."""
-    port = free_port()
+def start_server(data_dir: Path, log_path: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on ``port`` (default: a free one); returns once ``/_stcore/health`` answers."""
+    port = port or free_port()
     log = open(log_path, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
@@ -82,7 +82,7 @@ def start_server(data_dir: Path, log_path: Path) -> tuple[subprocess.Popen, str]
                 if response.status == 200:
                     return proc, base
         except OSError:
-            time.sleep(0.1)
+            time.sleep(0.02)
     proc.kill()
     raise RuntimeError(f"streamlit did not become healthy in 60 s; see {log_path}")
 
@@ -97,6 +97,19 @@ def server(tmp_path_factory):
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+def share_link(page) -> str:
+    """Open the sidebar's "Share this view" popover and read the link in it."""
+    sidebar = page.get_by_test_id("stSidebar")
+    button = sidebar.get_by_role("button", name="Share this view")
+    button.scroll_into_view_if_needed()
+    button.click()
+    code = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode")
+    code.wait_for(timeout=30_000)
+    text = code.inner_text()
+    page.keyboard.press("Escape")
+    return text
 
 
 def wait_idle(page, timeout: float = 60_000) -> None:
@@ -226,7 +239,7 @@ def test_changed_view_survives_a_copied_url(server, playwright_browser, context,
     assert_no_exception(page)
     url = page.url
     shown = metric(page, number)
-    share = page.get_by_test_id("stSidebar").get_by_test_id("stCode").inner_text()
+    share = share_link(page)
     assert fragment in "".join(share.split()), "the share box holds the same URL"
 
     fresh_context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
