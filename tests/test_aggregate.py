@@ -209,6 +209,23 @@ def test_bootstrap_is_paired_and_brackets_the_estimate():
     assert np.all(lo <= point) and np.all(point <= hi)
 
 
+def test_shared_resample_counts_are_the_draws_of_one_generator_in_task_order():
+    # reference: one generator per call, tasks drawn in order (the uncached definition)
+    rng = np.random.default_rng(3)
+    per_task = [rng.random((4, n)) for n in (50, 7, 120)]
+    per_task[2][1, 9] = np.nan
+    reference_rng = np.random.default_rng(11)
+    expected = [aggregate.bootstrap_means(v, aggregate.resample_counts(v.shape[1], 300, reference_rng))
+                for v in per_task]
+    for _ in range(2):  # computed, then from the cache
+        task_means, _ = aggregate.bootstrap_task_and_g(per_task, n_resamples=300, seed=11)
+        for got, want in zip(task_means, expected):
+            np.testing.assert_array_equal(got, want)
+    shared = aggregate.shared_resample_counts((50, 7, 120), 300, 11)
+    assert all(not counts.flags.writeable for counts in shared)
+    assert shared is aggregate.shared_resample_counts((50, 7, 120), 300, 11)
+
+
 def test_bootstrap_does_not_depend_on_the_blas_thread_count():
     # float32 GEMM sums change in their low bits with the BLAS thread count (OpenBLAS: 1 vs 2 threads);
     # the bootstrap pins one thread, so the same seed gives the same samples whatever the caller set
