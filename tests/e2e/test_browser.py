@@ -300,3 +300,33 @@ def test_hostile_url_is_dropped_with_a_notice(server, context):
     assert "script" not in page.url and "DROP" not in page.url and "evil" not in page.url
     assert selected(page, "Benchmark") == "rar-b"
     screenshot(page, "e2e_hostile_url")
+
+
+def test_downloads_hold_the_table_on_screen(server, context):
+    """CSV and LaTeX are written on click (deferred data): the files hold the store's leaderboard."""
+    import csv
+    import io
+
+    from evalcore.store import Condition, Store
+
+    base, data_dir = server
+    page = open_view(context, f"{base}/?bench=rar-b&metric=ndcg%4010&instr=without&prec=bf16")
+    board = Store(data_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=0)
+    expected = board.ranked.sort_values("G", ascending=False, kind="stable")
+    files = {}
+    for label in ("Download CSV", "Download LaTeX"):
+        button = page.get_by_role("button", name=label)
+        button.scroll_into_view_if_needed()
+        with page.expect_download(timeout=30_000) as download:
+            button.click()
+        files[label] = Path(download.value.path()).read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(files["Download CSV"])))
+    assert [row["system"] for row in rows] == expected["system"].tolist()
+    for row, (_, want) in zip(rows, expected.iterrows()):
+        assert float(row["G"]) == pytest.approx(want["G"], rel=1e-12, abs=1e-15)
+        for task in board.tasks:
+            assert float(row[task]) == pytest.approx(want[task], rel=1e-12, abs=1e-15)
+    latex = files["Download LaTeX"]
+    assert latex.lstrip().startswith("\\begin{table}") and "\\toprule" in latex
+    assert all(name.replace("_", "\\_") in latex for name in expected["system"])
+    assert_no_exception(page)
