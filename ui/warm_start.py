@@ -35,7 +35,8 @@ async def warm_default_view() -> tuple[bool, str]:
     except Exception as error:  # never keep the server from serving
         LOG.warning("warm start skipped: %s", error)
         return False, str(error)
-    LOG.info("warm start: default view drawn in %.2f s (%s)", time.perf_counter() - started, message)
+    (LOG.info if ok else LOG.warning)("warm start: default view drawn in %.2f s (%s)",
+                                      time.perf_counter() - started, message)
     return ok, message
 
 
