@@ -410,6 +410,12 @@ class Store:
                     continue
         return digest.hexdigest()
 
+    @property
+    def loaded_fingerprint(self) -> str:
+        """:meth:`fingerprint` of the files as they were when the tables now served were loaded."""
+        with self._lock:
+            return self._fingerprint
+
     def is_stale(self) -> bool:
         """True when :meth:`fingerprint` differs from the one at the last load (then call :meth:`reload`)."""
         return self.fingerprint() != self._fingerprint

@@ -360,11 +360,15 @@ def test_compare_and_systems_and_facets(data_dir: Path):
 def test_new_file_appears_after_reload(data_dir: Path):
     store = Store(data_dir)
     assert not store.is_stale()
+    before = store.loaded_fingerprint
+    assert before == store.fingerprint()
     make_query_metrics(seed=4, systems=["newcomer"]).to_parquet(data_dir / "computed" / "new.parquet")
     assert store.is_stale()
+    assert store.loaded_fingerprint == before != store.fingerprint()  # the tables still hold the old files
     assert "newcomer" not in store.task_table(Condition("bench"))["system"].tolist()
     store.reload()
     assert not store.is_stale()
+    assert store.loaded_fingerprint == store.fingerprint() != before
     assert "newcomer" in store.task_table(Condition("bench"))["system"].tolist()
 
 

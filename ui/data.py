@@ -65,7 +65,8 @@ def store(data_dir: Path) -> Store:
             if shared.is_stale():
                 LOG.info("data under %s changed; reloading", key)
                 shared.reload()
-            _Checked.fingerprint[key] = shared.fingerprint()
+            # the version the tables were built from (a file changing after the reload is caught next time)
+            _Checked.fingerprint[key] = shared.loaded_fingerprint
     # One DuckDB cursor per browser session (renewed when the data reloads, so no session pins an old
     # connection). Store methods open their own cursor per call, which keeps the cached queries thread-safe.
     version = (key, _Checked.fingerprint.get(key))
@@ -93,7 +94,7 @@ def query(data_dir: Path, method: str, *args, **kwargs):
     shared = store(data_dir)
     args = tuple(_freeze(a) for a in args)
     frozen = tuple(sorted((k, _freeze(v)) for k, v in kwargs.items()))
-    fingerprint = _Checked.fingerprint.get(str(data_dir)) or shared.fingerprint()
+    fingerprint = _Checked.fingerprint.get(str(data_dir)) or shared.loaded_fingerprint
     return _cached_query(str(data_dir), fingerprint, method, args, frozen)
 
 
