@@ -15,8 +15,8 @@ For each data dir — the shipped ``data/`` and a synthetic one with ~10M per-qu
   data: published fp32 scores only), the setting is first switched, untimed, to one with several. The first
   change of each value is "cold" (store query runs), later ones hit ``st.cache_data``. Target ≤ 0.5 s.
 
-Start is measured ``--starts`` times (a fresh server each time) and reported as the median, with two
-intermediate marks: health, and the first app element on screen (the sidebar).
+Start is measured ``--starts`` times (a fresh server each time) and reported as the median, with one
+intermediate mark: health.
 
     python bench/bench_app.py                       # shipped data + synthetic 10M rows (generated once)
     python bench/bench_app.py --skip-large          # shipped data only
@@ -115,23 +115,21 @@ VIEWPORT = {"width": 1400, "height": 1000}
 
 
 def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None):
-    """Spawn ``streamlit run`` and open the Leaderboard in a new tab of ``context``; returns (proc, page,
-    health s, first element s, rendered s), all from the spawn. The tab is opened before the spawn, as a user's
-    browser is already running; creating it is Playwright's cost, not the app's."""
+    """Spawn ``streamlit run`` and open the Leaderboard in a new tab of ``context``; returns (proc, base URL,
+    page, health s, rendered s), times from the spawn. The tab is opened before the spawn, as a user's browser
+    is already running; creating it is Playwright's cost, not the app's."""
     page = context.new_page()
     started = time.perf_counter()
     proc, base = start_server(data_dir, log_path, port)
     healthy = time.perf_counter() - started
     try:
         page.goto(base + "/")
-        page.get_by_test_id("stSidebar").first.wait_for(timeout=300_000)
-        first_element = time.perf_counter() - started
         _rendered(page)
         rendered = time.perf_counter() - started
     except BaseException:
         _stop(proc)
         raise
-    return proc, page, healthy, first_element, rendered
+    return proc, base, page, healthy, rendered
 
 
 def _rendered(page) -> None:
@@ -162,20 +160,19 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path) -> dict:
 
     setting, precisions = precisions_of(data_dir)
     log_path = log_dir / f"bench_{data_dir.name}.log"
-    healths, firsts, rendered, returning, running = [], [], [], [], []
+    healths, rendered, returning, running = [], [], [], []
     cold, warm = [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for start in range(starts):  # first visits: a fresh context (empty cache) per start
             context = browser.new_context(viewport=VIEWPORT)
-            proc, page, health, first, done = _cold_start(context, data_dir, log_path)
+            proc, base, page, health, done = _cold_start(context, data_dir, log_path)
             healths.append(health)
-            firsts.append(first)
             rendered.append(done)
             try:
                 if start == 0:
                     cold, warm = _precision_changes(page, setting, precisions, repeats)
-                running.append(_open_running(browser, page.url.split("?")[0].rsplit("/", 1)[0]))
+                running.append(_open_running(browser, base))
             finally:
                 context.close()
                 _stop(proc)
@@ -183,7 +180,7 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path) -> dict:
         context = browser.new_context(viewport=VIEWPORT)
         port = free_port()
         for start in range(starts + 1):
-            proc, page, *_, done = _cold_start(context, data_dir, log_path, port)
+            proc, _, page, _, done = _cold_start(context, data_dir, log_path, port)
             page.close()
             _stop(proc)
             if start:
@@ -192,7 +189,7 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path) -> dict:
         browser.close()
     return {
         "data": str(data_dir), "rows": count_query_rows(data_dir), "setting": setting,
-        "health": statistics.median(healths), "first_element": statistics.median(firsts),
+        "health": statistics.median(healths),
         "first": statistics.median(rendered), "first_all": rendered,
         "returning": statistics.median(returning), "returning_all": returning,
         "running": statistics.median(running), "running_all": running,
