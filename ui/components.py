@@ -240,14 +240,10 @@ made one rule per cell (~2,400 on the default Leaderboard, 150 kB per run and a 
 (0..16) look the same as a continuous scale."""
 
 
-def heat_levels(values: pd.Series) -> pd.Series:
-    """Each value's shade step 0..HEAT_LEVELS: round(HEAT_LEVELS · (v − min) / (max − min)) over the column's
-    finite values; NaN (and everything, when the column is constant or empty) gets NaN, i.e. no shading."""
-    return pd.Series(heat_level_matrix(values.to_frame())[:, 0], index=values.index)
-
-
-def heat_level_matrix(block: pd.DataFrame) -> np.ndarray:
-    """:func:`heat_levels` of every column of ``block`` at once (rows × columns, float, NaN = unshaded)."""
+def heat_levels(block: pd.DataFrame) -> np.ndarray:
+    """Each cell's shade step 0..HEAT_LEVELS (rows × columns, float): round(HEAT_LEVELS · (v − min) / (max −
+    min)) over its column's finite values; NaN — and a whole column that is constant or empty — gets NaN,
+    i.e. no shading."""
     numbers = block.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     numbers = np.where(np.isfinite(numbers), numbers, np.nan)
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
@@ -266,7 +262,8 @@ def heat_colour(level: float) -> str:
     return f"background-color: rgb({r},{g},{b})"
 
 
-_HEAT_CSS = [heat_colour(level) for level in range(HEAT_LEVELS + 1)]
+# index = level + 1; index 0 (level NaN → -1) is "no shading"
+_HEAT_CSS = np.array([""] + [heat_colour(level) for level in range(HEAT_LEVELS + 1)], dtype=object)
 
 
 def symmetric_span(values: pd.Series) -> float:
@@ -280,10 +277,8 @@ def heat_styler(frame: pd.DataFrame, columns: Iterable[str], precision: int = 4)
     columns = [c for c in columns if c in frame.columns]
 
     def shade(block: pd.DataFrame) -> pd.DataFrame:
-        levels = heat_level_matrix(block)
-        css = np.array([""] + _HEAT_CSS, dtype=object)
-        return pd.DataFrame(css[np.where(np.isnan(levels), -1, levels).astype(int) + 1], index=block.index,
-                            columns=block.columns)
+        levels = np.nan_to_num(heat_levels(block), nan=-1).astype(int)
+        return pd.DataFrame(_HEAT_CSS[levels + 1], index=block.index, columns=block.columns)
 
     styler = frame.style.apply(shade, subset=columns, axis=None) if columns else frame.style
     numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]

@@ -12,11 +12,17 @@ from ui import components as ui
 
 
 @given(st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(math.nan), st.just(math.inf)), min_size=1, max_size=40))
-def test_heat_levels_match_a_plain_python_rescaling(values):
+def test_heat_levels_match_a_plain_python_rescaling_per_column(values):
+    columns = {"as drawn": values, "reversed and scaled": [3 * v for v in reversed(values)]}
+    levels = ui.heat_levels(pd.DataFrame(columns))
+    for column, column_values in enumerate(columns.values()):
+        _assert_rescaled(column_values, levels[:, column])
+
+
+def _assert_rescaled(values, levels):
     finite = [v for v in values if math.isfinite(v)]
-    levels = ui.heat_levels(pd.Series(values))
     if not finite or max(finite) <= min(finite):
-        assert levels.isna().all()
+        assert np.isnan(levels).all()
         return
     lo, hi = min(finite), max(finite)
     for value, level in zip(values, levels):
