@@ -418,7 +418,7 @@ class Store:
 
     def is_stale(self) -> bool:
         """True when :meth:`fingerprint` differs from the one at the last load (then call :meth:`reload`)."""
-        return self.fingerprint() != self._fingerprint
+        return self.fingerprint() != self.loaded_fingerprint
 
     def reload(self) -> None:
         """Rescan the data dir and rebuild the views (new/removed/changed files take effect)."""
