@@ -390,6 +390,7 @@ class Store:
         self._query_sums_cache: dict[tuple[str, int, int, int, int], object] = {}
         self._disk_cache = _SumsDiskCache()
         self._conn = None
+        self._file_index_free = False
         self._fingerprint = ""
         self.reload()
 
@@ -398,6 +399,12 @@ class Store:
         """A new cursor on the shared in-memory connection (one per caller / thread)."""
         with self._lock:
             return self._conn.cursor()
+
+    def _cursor_and_layout(self) -> tuple["duckdb.DuckDBPyConnection", bool]:
+        """:meth:`cursor`, and whether DuckDB's ``file_index`` virtual column is usable on the per-query files
+        of that same load (a data column of that name would shadow it)."""
+        with self._lock:
+            return self._conn.cursor(), self._file_index_free
 
     def fingerprint(self) -> str:
         """Cheap hash of the version (path, size, mtime, inode) of every parquet file under the data dir (no file is read)."""
@@ -487,8 +494,10 @@ class Store:
                 " sum_oblivious DOUBLE, sum_expected DOUBLE, sum_min DOUBLE, sum_max DOUBLE, n_tied BIGINT,"
                 " source VARCHAR, file VARCHAR)"
             )
+        file_index_free = False
         if good_qm_files:
             relation = conn.read_parquet(good_qm_files, union_by_name=True)
+            file_index_free = "file_index" not in relation.columns
             relation.project(", ".join(f'"{c}"' for c in QUERY_METRICS_COLUMNS)).create_view("query_metrics")
         else:
             conn.execute(_EMPTY_QUERY_METRICS_SQL)
@@ -501,6 +510,7 @@ class Store:
             log.warning("skipped %s: %s", item.path, item.reason)
         with self._lock:
             self._conn = conn
+            self._file_index_free = file_index_free
             self.skipped = skipped
             self._fingerprint = fingerprint
 
@@ -792,22 +802,92 @@ class Store:
         self, cond: Condition, systems: list[str], tasks: list[str], instruction_of: pd.Series, n: int, seed: int
     ) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
         """Paired bootstrap of task means and G for ``systems`` (rows in the returned system order)."""
-        rows = self._per_query(
-            cond, systems, tasks, instruction_of, numpy=True,
-            columns=(
-                "list_position(?::VARCHAR[], system)::INTEGER - 1 AS system_code, "
-                "list_position(?::VARCHAR[], task)::INTEGER - 1 AS task_code, hash(task, qid) AS query_key, oblivious"
-            ),
-            column_params=[systems, tasks],
+        rows = self._per_query_codes(cond, systems, tasks, instruction_of)
+        all_queries, key_task = query_matrix(
+            rows["system_code"], rows["task_code"], rows["query_key"], rows["oblivious"], len(systems)
         )
-        key_codes, keys = pd.factorize(rows["query_key"])
-        key_task = np.empty(len(keys), dtype=np.int64)
-        key_task[key_codes] = rows["task_code"]
-        all_queries = np.full((len(systems), len(keys)), np.nan)
-        all_queries[rows["system_code"], key_codes] = rows["oblivious"]
         matrices = [all_queries[:, key_task == t] for t in range(len(tasks))]
         task_means, g = aggregate.bootstrap_task_and_g(matrices, n_resamples=n, seed=seed)
         return task_means, g, systems
+
+    def _per_query_codes(
+        self, cond: Condition, systems: list[str], tasks: list[str], instruction_of: pd.Series | None
+    ) -> dict[str, np.ndarray]:
+        """The per-query rows :meth:`_bootstrap` needs, as arrays in scan order: ``system_code`` (index into
+        ``systems``), ``task_code`` (index into ``tasks``), ``query_key`` (hash of task, qid), ``oblivious``.
+
+        When every file holding rows of the condition holds a single system (one file per system, as
+        ``evalcore ingest`` writes them), the system comes from the file (DuckDB's ``file_index``) and the
+        per-system filters (the system list, each system's instruction state) become per-file ones, which
+        spares comparing every scanned row with the system list; otherwise the rows carry their system.
+        """
+        cursor, file_index_free = self._cursor_and_layout()
+        try:
+            plan = None
+            if file_index_free and (cond.instruction is not None or instruction_of is not None):
+                plan = self._one_system_files(cursor, cond, systems, tasks, instruction_of)
+        finally:
+            cursor.close()
+        if plan is None:
+            return self._per_query(
+                cond, systems, tasks, instruction_of, numpy=True,
+                columns=(
+                    "list_position(?::VARCHAR[], system)::INTEGER - 1 AS system_code, "
+                    "list_position(?::VARCHAR[], task)::INTEGER - 1 AS task_code, "
+                    "hash(task, qid) AS query_key, oblivious"
+                ),
+                column_params=[systems, tasks],
+            )
+        files, file_system_code, file_instruction, filter_tasks = plan
+        if not files:
+            return {"system_code": np.empty(0, np.int64), "task_code": np.empty(0, np.int32),
+                    "query_key": np.empty(0, np.uint64), "oblivious": np.empty(0, np.float64)}
+        where, params = self._where(cond, None, skip=("instruction",) if cond.instruction is None else ())
+        if cond.instruction is None:
+            where += " AND instruction = list_extract(?::BOOLEAN[], file_index::BIGINT + 1)"
+            params.append(file_instruction)
+        if filter_tasks:
+            where += " AND list_contains(?::VARCHAR[], task)"
+            params.append(tasks)
+        cursor = self.cursor()
+        try:
+            rows = cursor.execute(
+                "SELECT file_index::BIGINT AS file_index, list_position(?::VARCHAR[], task)::INTEGER - 1 AS task_code,"
+                f" hash(task, qid) AS query_key, oblivious FROM read_parquet(?::VARCHAR[], union_by_name = true)"
+                f" WHERE {where}",
+                [tasks, files] + params,
+            ).fetchnumpy()
+        finally:
+            cursor.close()
+        file_index = np.asarray(rows.pop("file_index"), dtype=np.int64)
+        rows["system_code"] = np.asarray(file_system_code, dtype=np.int64)[file_index]
+        return rows
+
+    def _one_system_files(
+        self, cursor, cond: Condition, systems: list[str], tasks: list[str], instruction_of: pd.Series | None
+    ) -> tuple[list[str], list[int], list[bool], bool] | None:
+        """For :meth:`_per_query_codes`: (files to read, system code of each, instruction state to keep in
+        each, whether rows of other tasks must be filtered out), or None when some file holds several
+        systems under ``cond`` (from the load-time sums; no file is read)."""
+        where, params = self._where(cond, None)
+        held = cursor.execute(
+            f"SELECT file, list(DISTINCT system) AS systems, list(DISTINCT task) AS tasks FROM query_task_sums"
+            f" WHERE {where} GROUP BY file ORDER BY file",
+            params,
+        ).fetchall()
+        if any(len(file_systems) != 1 for _, file_systems, _ in held):
+            return None
+        code = {system: i for i, system in enumerate(systems)}
+        files, system_codes, instruction_states, held_tasks = [], [], [], set()
+        for file, (system,), file_tasks in held:
+            if system not in code:
+                continue
+            files.append(file)
+            system_codes.append(code[system])
+            state = cond.instruction if cond.instruction is not None else instruction_of.get(system, False)
+            instruction_states.append(bool(state))
+            held_tasks.update(file_tasks)
+        return files, system_codes, instruction_states, not held_tasks <= set(tasks)
 
     def tie_summary(
         self, cond: Condition, systems: Iterable[str] | None = None, task: str | None = None
@@ -1001,6 +1081,40 @@ class Store:
 
 
 _RUN_METADATA_KEYS = ("system", "benchmark", "task", "setting", "instruction", "precision")
+
+
+def query_matrix(
+    system_code: np.ndarray, task_code: np.ndarray, query_key: np.ndarray, values: np.ndarray, n_systems: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query rows → (systems × queries matrix, NaN where a system lacks a query; task code of each column).
+
+    Columns are the distinct ``query_key`` values in order of first appearance. When the rows come as one
+    block per system, every block holding the same keys in the same order (one file per system, written
+    in one order), the blocks are stacked as they are; otherwise the keys are factorised. Both give the
+    same matrix.
+    """
+    system_code = np.asarray(system_code)
+    query_key = np.asarray(query_key)
+    values = np.asarray(values, dtype=np.float64)
+    task_code = np.asarray(task_code)
+    n_rows = len(query_key)
+    if n_rows:
+        starts = np.concatenate(([0], np.flatnonzero(system_code[1:] != system_code[:-1]) + 1))
+        width = n_rows // len(starts)
+        block_systems = system_code[starts]
+        if (width * len(starts) == n_rows and np.array_equal(np.diff(starts), np.full(len(starts) - 1, width))
+                and len(np.unique(block_systems)) == len(block_systems)):
+            keys = query_key.reshape(len(starts), width)
+            if (keys == keys[0]).all() and len(np.unique(keys[0])) == width:
+                matrix = np.full((n_systems, width), np.nan)
+                matrix[block_systems] = values.reshape(len(starts), width)
+                return matrix, task_code[:width].astype(np.int64)
+    key_codes, keys = pd.factorize(query_key)
+    key_task = np.empty(len(keys), dtype=np.int64)
+    key_task[key_codes] = task_code
+    matrix = np.full((n_systems, len(keys)), np.nan)
+    matrix[system_code, key_codes] = values
+    return matrix, key_task
 
 
 def _run_metadata(path: Path, kv_metadata: dict[bytes, bytes]) -> dict:

@@ -233,6 +233,105 @@ def test_leaderboard_intervals_match_explicit_resampling(data_dir: Path):
     np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_hi"], hi, rtol=1e-5)
 
 
+def _one_file_per_system(data_dir: Path, raw: pd.DataFrame, drop=None, extra_column: str | None = None) -> None:
+    """Replace computed/qm.parquet by one file per system (as ``evalcore ingest`` writes them)."""
+    (data_dir / "computed" / "qm.parquet").unlink()
+    for system, rows in raw.groupby("system", sort=False):
+        if drop is not None:
+            rows = rows[~drop(rows)]
+        if extra_column:
+            rows = rows.assign(**{extra_column: 0})
+        rows.to_parquet(data_dir / "computed" / f"qm_{system}.parquet")
+
+
+def _no_generic_scan(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("the per-row system filter ran although every file holds one system")
+    monkeypatch.setattr(Store, "_per_query", refuse)
+
+
+@pytest.mark.parametrize("instruction", [False, True, None])
+def test_bootstrap_reads_one_file_per_system_by_file(data_dir: Path, tmp_path_factory, monkeypatch, instruction):
+    # the same rows, one file holding every system vs one file per system (gamma: no with-instruction rows,
+    # so under instruction=None it keeps its without-instruction rows while alpha and beta keep theirs)
+    raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
+    gamma_with = (raw.system == "gamma") & raw.instruction
+    # with-instruction rows first in each file, so a scan that kept both states would differ ("last row wins")
+    raw = raw[~gamma_with].sort_values(["system", "instruction"], ascending=[True, False], kind="stable")
+    raw = raw.reset_index(drop=True)
+    raw.to_parquet(data_dir / "computed" / "qm.parquet")
+    cond = Condition("bench", instruction=instruction)
+    calls = [dict(), dict(systems=["gamma", "alpha", "published-model"]), dict(tasks=["T3", "T1"])]
+    together = [Store(data_dir).leaderboard(cond, bootstrap=200, seed=3, **kw).ranked for kw in calls]
+    _one_file_per_system(data_dir, raw)
+    _no_generic_scan(monkeypatch)
+    apart = [Store(data_dir).leaderboard(cond, bootstrap=200, seed=3, **kw).ranked for kw in calls]
+    for first, second in zip(together, apart):
+        pd.testing.assert_frame_equal(first, second)
+        assert first["G_lo"].notna().sum() == (first["system"].isin(SYSTEMS)).sum() > 0
+    if instruction is None:  # against explicit resampling with each system's own state
+        rows = raw[(raw.precision == "fp32") & (raw.instruction | (raw.system == "gamma"))]
+        rng = np.random.default_rng(3)
+        means = []
+        for task in TASKS:
+            task_rows = rows[rows.task == task]
+            wide = task_rows.pivot(index="qid", columns="system", values="oblivious")
+            values = wide.reindex(pd.unique(task_rows["qid"]))[SYSTEMS].to_numpy().T
+            picks = rng.integers(0, values.shape[1], size=(200, values.shape[1]), dtype=np.int32)
+            means.append(values[:, picks].mean(axis=2).T)
+        lo, hi = np.percentile(stats.gmean(np.stack(means, axis=-1), axis=-1), [2.5, 97.5], axis=0)
+        ranked = apart[0].set_index("system")
+        np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_lo"], lo, rtol=1e-5)
+        np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_hi"], hi, rtol=1e-5)
+
+
+def test_bootstrap_falls_back_to_per_row_systems(data_dir: Path, monkeypatch):
+    # a data column named file_index would shadow DuckDB's virtual column: the rows must carry their system
+    raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
+    expected = Store(data_dir).leaderboard(Condition("bench"), bootstrap=150, seed=2).ranked
+    _one_file_per_system(data_dir, raw, extra_column="file_index")
+    generic = []
+    original = Store._per_query
+    monkeypatch.setattr(Store, "_per_query", lambda self, *a, **k: generic.append(1) or original(self, *a, **k))
+    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench"), bootstrap=150, seed=2).ranked,
+                                  expected)
+    assert generic
+
+
+def test_query_matrix_matches_a_plain_python_alignment():
+    from hypothesis import given, strategies as st
+
+    from evalcore.store import query_matrix
+
+    @given(st.integers(1, 4), st.lists(st.integers(0, 5), min_size=0, max_size=6, unique=True),
+           st.data())
+    def check(n_systems, keys, data):
+        # blocks per system: usually the same keys in the same order (the stacked path), sometimes not
+        rows = []
+        for system in data.draw(st.permutations(range(n_systems))):
+            block = list(keys)
+            if data.draw(st.booleans()) and block:
+                block = data.draw(st.lists(st.sampled_from(keys), max_size=len(keys) + 1))
+            rows += [(system, key) for key in block]
+        if data.draw(st.booleans()):
+            rows = data.draw(st.permutations(rows))
+        system_code = np.array([r[0] for r in rows], dtype=np.int64)
+        query_key = np.array([r[1] * 7919 for r in rows], dtype=np.uint64)
+        task_code = np.array([r[1] % 3 for r in rows], dtype=np.int32)
+        values = np.arange(len(rows), dtype=np.float64) / 10
+        matrix, key_task = query_matrix(system_code, task_code, query_key, values, n_systems)
+        columns: dict[int, int] = {}
+        for _, key in rows:
+            columns.setdefault(key, len(columns))
+        reference = np.full((n_systems, len(columns)), np.nan)
+        for i, (system, key) in enumerate(rows):
+            reference[system, columns[key]] = values[i]  # a repeated (system, key): the last row wins
+        np.testing.assert_array_equal(matrix, reference)
+        np.testing.assert_array_equal(key_task, [key % 3 for key in columns])
+
+    check()
+
+
 def test_task_subset_and_system_filter(data_dir: Path):
     store = Store(data_dir)
     board = store.leaderboard(Condition("bench"), systems=["alpha", "partial-model"], tasks=["T1"], bootstrap=0)
