@@ -788,13 +788,13 @@ class Store:
                 f"SELECT DISTINCT file FROM query_task_sums WHERE {where} ORDER BY file", params
             ).fetchall()]
             if not files:  # same columns, no rows
-                result = cursor.execute(f"SELECT {columns} FROM query_metrics WHERE FALSE", column_params)
+                sql, params = f"SELECT {columns} FROM query_metrics WHERE FALSE", column_params
             else:
-                result = cursor.execute(
-                    f"SELECT {columns} FROM read_parquet(?::VARCHAR[], union_by_name = true) WHERE {where}",
-                    column_params + [files] + params,
-                )
-            return result.fetchnumpy() if numpy else result.df()
+                sql = f"SELECT {columns} FROM read_parquet(?::VARCHAR[], union_by_name = true) WHERE {where}"
+                params = column_params + [files] + params
+            if numpy:
+                return _arrays(cursor, sql, params)
+            return cursor.execute(sql, params).df()
         finally:
             cursor.close()
 
@@ -851,12 +851,13 @@ class Store:
             params.append(tasks)
         cursor = self.cursor()
         try:
-            rows = cursor.execute(
+            rows = _arrays(
+                cursor,
                 "SELECT file_index::BIGINT AS file_index, list_position(?::VARCHAR[], task)::INTEGER - 1 AS task_code,"
                 f" hash(task, qid) AS query_key, oblivious FROM read_parquet(?::VARCHAR[], union_by_name = true)"
                 f" WHERE {where}",
                 [tasks, files] + params,
-            ).fetchnumpy()
+            )
         finally:
             cursor.close()
         file_index = np.asarray(rows.pop("file_index"), dtype=np.int64)
@@ -1081,6 +1082,16 @@ class Store:
 
 
 _RUN_METADATA_KEYS = ("system", "benchmark", "task", "setting", "instruction", "precision")
+
+
+def _arrays(cursor: "duckdb.DuckDBPyConnection", sql: str, params: list) -> dict[str, np.ndarray]:
+    """Result columns as numpy arrays, through Arrow: a streamed relation's Arrow table converts without
+    copies (null-free numbers), where ``execute(...).fetchnumpy()`` materialises the result first and then
+    converts it (1.25M per-query rows: ~0.065 s against ~0.10 s)."""
+    from evalcore.arrow_np import to_numpy
+
+    table = cursor.sql(sql, params=params).to_arrow_table()
+    return {name: to_numpy(table.column(name)) for name in table.column_names}
 
 
 def query_matrix(
