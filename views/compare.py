@@ -68,7 +68,7 @@ def _per_task(per_task, chosen: list[str]) -> None:
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
     st.plotly_chart(fig, width="stretch", config={"displaylogo": False})
     wide = per_task.pivot(index="task", columns="system", values="value").reindex(columns=chosen).reset_index()
-    st.dataframe(ui.heat_styler(wide, []), hide_index=True, width="stretch",
+    st.dataframe(wide, hide_index=True, width="stretch",
                  column_config={"task": "Task", **{s: st.column_config.NumberColumn(s, format="%.4f") for s in chosen}})
 
 
