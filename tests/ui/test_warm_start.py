@@ -43,6 +43,30 @@ def test_a_failing_warm_start_is_reported_not_raised(monkeypatch):
     assert not ok and "no runtime here" in message
 
 
+def test_after_the_warm_run_long_lived_objects_leave_the_per_rerun_collection(monkeypatch):
+    import gc
+
+    from streamlit import runtime
+
+    from ui import warm_start
+
+    class Runtime:
+        async def does_script_run_without_error(self):
+            return True, "ok"
+
+    monkeypatch.setattr(runtime, "get_instance", lambda: Runtime())
+    gc.unfreeze()
+    survivor = {"made before the warm run ends": []}
+    try:
+        assert asyncio.run(warm_start.warm_default_view()) == (True, "ok")
+        assert gc.get_freeze_count() > 0
+        assert not any(obj is survivor for obj in gc.get_objects()), "still tracked by the collector"
+        fresh = {"made after": []}
+        assert any(obj is fresh for obj in gc.get_objects()), "later objects are still collected"
+    finally:
+        gc.unfreeze()
+
+
 def test_lifespan_starts_the_warm_up_without_waiting_and_cancels_it_on_shutdown(monkeypatch):
     from ui import warm_start
 
@@ -111,6 +135,7 @@ def test_the_server_draws_the_default_view_before_any_browser_connects(tmp_path)
         _wait_for(lambda: WARM_LINE in log_path.read_text(), proc, log_path, "warm start")
         line = next(l for l in log_path.read_text().splitlines() if WARM_LINE in l)
         assert line.endswith("(ok)"), line
+        _wait_for(lambda: "long-lived objects exempted" in log_path.read_text(), proc, log_path, "gc.freeze")
         assert any(cache_dir.rglob("*")), "the store was not opened by the warm start"
         assert "Traceback" not in log_path.read_text()
     finally:
