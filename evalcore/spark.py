@@ -23,7 +23,9 @@ Import cost: ``pyspark`` is imported by the functions, not at module import.
 from __future__ import annotations
 
 import math
+import os
 import re
+import sys
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -69,6 +71,10 @@ def spark_session(master: str = "local[2]", *, app_name: str = "evalcore", conf:
     }
     settings = {**(local if (master or "").startswith("local") else {}),
                 "spark.sql.execution.arrow.pyspark.enabled": "true", **(conf or {})}
+    if (master or "").startswith("local"):
+        # Local Python workers run PYSPARK_PYTHON, else whatever `python3` is on PATH: that one may lack
+        # pandas/pyarrow (a venv is not activated for subprocesses). This interpreter has them.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
