@@ -18,8 +18,10 @@ import uuid
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 
 from ui import warm_start  # light; the script's own imports (pandas, DuckDB, evalcore) are inside main()
+from ui.prefetch import ActivityMiddleware
 
 APP_DIR = Path(__file__).resolve().parent
 LOG = logging.getLogger("tiebreak.app")
@@ -38,6 +40,13 @@ PAGES = (
 
 
 def main() -> None:
+    from ui.prefetch import PREFETCHER
+
+    with PREFETCHER.busy():  # idle-time prefetch waits while any run is drawing (ui/prefetch.py)
+        _draw()
+
+
+def _draw() -> None:
     from ui import components, data, state
 
     started = time.perf_counter()
@@ -110,7 +119,7 @@ def _page_url() -> str | None:
 
 # What ``streamlit run app.py`` serves (it looks for an st.App named ``app``); uvicorn imports this module as
 # ``app``, so only the script runs below draw anything.
-app = st.App(__file__, lifespan=warm_start.lifespan)
+app = st.App(__file__, lifespan=warm_start.lifespan, middleware=[Middleware(ActivityMiddleware)])
 
 if __name__ == "__main__":  # the Streamlit runtime (or streamlit.testing) running the script
     main()

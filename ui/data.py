@@ -7,6 +7,7 @@ into the data dir shows up on the next interaction, and identical views across s
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.store import Store
+from ui import prefetch as prefetcher
 
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -87,15 +89,33 @@ def _freeze(value):
     return value
 
 
-def query(data_dir: Path, method: str, *args, **kwargs):
-    """``Store.<method>(*args, **kwargs)``, cached per data version. Lists become tuples for hashing."""
+def _cache_key(data_dir: Path, shared: Store, method: str, args: tuple, kwargs: dict) -> tuple:
+    """The arguments of :func:`_cached_query` for ``Store.<method>(*args, **kwargs)``."""
     if method not in QUERY_METHODS:
         raise ValueError(f"not a store query: {method}")
-    shared = store(data_dir)
-    args = tuple(_freeze(a) for a in args)
-    frozen = tuple(sorted((k, _freeze(v)) for k, v in kwargs.items()))
     fingerprint = _Checked.fingerprint.get(str(data_dir)) or shared.loaded_fingerprint
-    return _cached_query(str(data_dir), fingerprint, method, args, frozen)
+    return (str(data_dir), fingerprint, method, tuple(_freeze(a) for a in args),
+            tuple(sorted((k, _freeze(v)) for k, v in kwargs.items())))
+
+
+def query(data_dir: Path, method: str, *args, **kwargs):
+    """``Store.<method>(*args, **kwargs)``, cached per data version. Lists become tuples for hashing."""
+    shared = store(data_dir)
+    return _cached_query(*_cache_key(data_dir, shared, method, args, kwargs))
+
+
+def prefetch(data_dir: Path, method: str, calls: list[tuple[tuple, dict]]) -> int:
+    """Schedule ``Store.<method>(*args, **kwargs)`` for each (args, kwargs) in ``calls`` (most likely
+    first) to run into the :func:`query` cache while the server is idle (``ui/prefetch.py``); returns how
+    many were queued. Call after :func:`query` in the same run (the store is then loaded and checked)."""
+    if not prefetcher.enabled():
+        return 0
+    shared = _store_for(str(data_dir))
+    jobs = []
+    for args, kwargs in calls:
+        key = _cache_key(data_dir, shared, method, args, kwargs)
+        jobs.append((key, functools.partial(_cached_query, *key)))
+    return prefetcher.PREFETCHER.schedule(jobs)
 
 
 @st.cache_data(show_spinner="Re-scoring the run…", max_entries=64, ttl=3600)
@@ -112,4 +132,4 @@ def what_if(run_path: str, qrels_path: str, to: str, scoring: str, metric: str, 
     return _cached_what_if(run_path, qrels_path, keys, to, scoring, metric, tie_policy)
 
 
-__all__ = ["data_dir_from", "query", "store", "what_if", "DEFAULT_DATA_DIR", "ENV_VAR"]
+__all__ = ["data_dir_from", "prefetch", "query", "store", "what_if", "DEFAULT_DATA_DIR", "ENV_VAR"]

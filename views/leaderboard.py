@@ -12,6 +12,7 @@ SORT_COLUMN = {"g": "G", "mean": "mean", "borda": "borda"}
 # rerun (the first one also loads plotly.js), and both sit below the fold (bench/bench_app.py).
 CHARTS = {"none": "None", "intervals": "G with its intervals", "size": "Performance vs model size"}
 CHART_ROWS = 30
+BOOTSTRAP = 1000  # resamples of queries per task
 PARETO_LABELS = 8
 
 
@@ -22,7 +23,7 @@ def render(view: ui.View) -> None:
              "95% bootstrap interval and the ranks it allows.")
     if not ui.has_results_to_show(view):
         return
-    board = data.query(view.data_dir, "leaderboard", view.cond, systems=view.systems, bootstrap=1000)
+    board = data.query(view.data_dir, "leaderboard", view.cond, **_board_options(view))
     st.caption(ui.describe_condition(view))
     ui.filter_note(view)
     if board.ranked.empty and board.incomplete.empty:
@@ -52,6 +53,13 @@ def render(view: ui.View) -> None:
         elif chart == "size":
             _size_chart(board, view)
     _incomplete(board)
+    # the next precision or instruction state the visitor may pick, computed while they read this one
+    data.prefetch(view.data_dir, "leaderboard",
+                  [((cond,), _board_options(view)) for cond in ui.neighbour_conditions(view)])
+
+
+def _board_options(view: ui.View) -> dict:
+    return {"systems": view.systems, "bootstrap": BOOTSTRAP}
 
 
 def _headline(board, sort: str) -> None:

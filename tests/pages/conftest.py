@@ -50,3 +50,10 @@ def open_url(monkeypatch, registered_pages):
         return at.run()
 
     return _open
+
+
+@pytest.fixture(autouse=True)
+def _no_prefetch(monkeypatch):
+    """No idle-time prefetch in these AppTests: its thread would run store queries in the background of
+    unrelated tests (tests/ui/test_prefetch.py turns it on; the browser tests run with it)."""
+    monkeypatch.setenv("TIEBREAK_PREFETCH", "off")
