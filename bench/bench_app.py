@@ -11,10 +11,15 @@ For each data dir — the shipped ``data/`` and a synthetic one with ~10M per-qu
   has been up a while — what a collaborator clicking a shared link sees.
 - **control change → re-rendered**: a different precision committed in the sidebar (the Enter key in its
   already opened and filtered option list) → URL updated and the script idle again. Opening the list and
-  typing are not timed, and nothing is slept. When the default view offers a single precision (the shipped
-  data: published fp32 scores only), the setting is first switched, untimed, to one with several. On each
-  fresh server (first-visit starts) every precision is visited ``--repeats`` times: the first visit of each
-  value is "cold" (store query runs), later ones hit ``st.cache_data``. Target ≤ 0.5 s.
+  typing are not timed. When the default view offers a single precision (the shipped data: published fp32
+  scores only), the setting is first switched, untimed, to one with several. On each fresh server
+  (first-visit starts) every precision is visited ``--repeats`` times, each change as soon as the previous
+  one is drawn: the first visit of each value is "cold" (its store query has not run in this server, unless
+  the idle-time prefetch, ui/prefetch.py, got to it between two changes), later ones hit ``st.cache_data``.
+  Then ``--pause-starts`` more fresh servers visit every precision once, each change after ``--pause``
+  seconds on the page, as a reader would: what the prefetch gives a visitor. Target ≤ 0.5 s.
+- **the Streamlit floor**: the same start and changes for bench/floor_app.py, a one-selectbox, one-table
+  Streamlit app that reads no data: what Streamlit and Chromium cost on this machine before any app work.
 
 Start is measured ``--starts`` times (a fresh server each time) and reported as the median, with one
 intermediate mark: health.
@@ -23,6 +28,8 @@ intermediate mark: health.
     python bench/bench_app.py --skip-large          # shipped data only
     python bench/bench_app.py --large-dir /tmp/big  # reuse / place the synthetic dir there
     python bench/bench_app.py --starts 5            # median of 5 cold starts per data dir
+    python bench/bench_app.py --pause 2 --pause-starts 3   # changes after 2 s on the page, 3 more servers
+    python bench/bench_app.py --no-floor            # skip the Streamlit floor row
 
 Prints a markdown table.
 """
@@ -94,8 +101,11 @@ def script_times(data_dir: Path) -> tuple[float, float]:
 
 
 def _idle_after(page, url_fragment: str) -> None:
-    """Wait until the URL holds ``url_fragment`` (written at the end of the rerun) and the script is idle."""
-    page.wait_for_url(lambda url: url_fragment in url + "&", timeout=300_000)
+    """Wait until the URL holds ``url_fragment`` (written at the end of the rerun) and the script is idle.
+    The page's own ``location`` is polled: Playwright's ``page.url`` can miss a query-string-only
+    ``history`` update until the next one (seen with bench/floor_app.py)."""
+    page.wait_for_function("fragment => (location.href + '&').includes(fragment)", arg=url_fragment,
+                           timeout=300_000)
     page.wait_for_selector(IDLE, timeout=300_000)
 
 
@@ -115,13 +125,26 @@ def _commit_precision(page, precision: str) -> float:
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
-def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None):
+FLOOR_APP = ROOT / "bench" / "floor_app.py"
+
+
+def floor_precisions() -> list[str]:
+    """The floor app's PRECISIONS (read from its source: importing it would run a Streamlit script)."""
+    import ast
+
+    for node in ast.parse(FLOOR_APP.read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PRECISIONS":
+            return list(ast.literal_eval(node.value))
+    raise RuntimeError(f"no PRECISIONS in {FLOOR_APP}")
+
+
+def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None, app: Path = ROOT / "app.py"):
     """Spawn ``streamlit run`` and open the Leaderboard in a new tab of ``context``; returns (proc, base URL,
     page, health s, rendered s), times from the spawn. The tab is opened before the spawn, as a user's browser
     is already running; creating it is Playwright's cost, not the app's."""
     page = context.new_page()
     started = time.perf_counter()
-    proc, base = start_server(data_dir, log_path, port)
+    proc, base = start_server(data_dir, log_path, port, app=app)
     healthy = time.perf_counter() - started
     try:
         page.goto(base + "/")
@@ -156,21 +179,28 @@ def _stop(proc) -> None:
     proc.wait(timeout=20)
 
 
-def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path) -> dict:
+def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path, pause: float = 0.0, pause_starts: int = 0,
+            app: Path = ROOT / "app.py", setting: str | None = None, precisions: list[str] | None = None,
+            name: str | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
-    setting, precisions = precisions_of(data_dir)
-    log_path = log_dir / f"bench_{data_dir.name}.log"
+    if setting is None:
+        setting, precisions = precisions_of(data_dir)
+    name = name or f"`{data_dir.name}/`"
+    log_path = log_dir / f"bench_{app.stem}_{data_dir.name}.log"
     healths, rendered, returning, running = [], [], [], []
-    cold, warm = [], []
+    cold, warm, paused = [], [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for start in range(starts):  # first visits: a fresh context (empty cache) per start
+        for start in range(starts + pause_starts):  # first visits: a fresh context (empty cache) per start
             context = browser.new_context(viewport=VIEWPORT)
-            proc, base, page, health, done = _cold_start(context, data_dir, log_path)
-            healths.append(health)
-            rendered.append(done)
+            proc, base, page, health, done = _cold_start(context, data_dir, log_path, app=app)
             try:
+                if start >= starts:  # a reader: every precision once, after `pause` s on the page
+                    paused += _precision_changes(page, setting, precisions, 1, pause=pause)[0]
+                    continue
+                healths.append(health)
+                rendered.append(done)
                 start_cold, start_warm = _precision_changes(page, setting, precisions, repeats)
                 cold += start_cold
                 warm += start_warm
@@ -182,7 +212,7 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path) -> dict:
         context = browser.new_context(viewport=VIEWPORT)
         port = free_port()
         for start in range(starts + 1):
-            proc, _, page, _, done = _cold_start(context, data_dir, log_path, port)
+            proc, _, page, _, done = _cold_start(context, data_dir, log_path, port, app=app)
             page.close()
             _stop(proc)
             if start:
@@ -190,7 +220,10 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path) -> dict:
         context.close()
         browser.close()
     return {
-        "data": str(data_dir), "rows": count_query_rows(data_dir), "setting": setting,
+        "name": name, "app": app,
+        "data": str(data_dir), "rows": count_query_rows(data_dir) if app.name == "app.py" else 0, "setting": setting,
+        "paused": statistics.median(paused) if paused else float("nan"),
+        "paused_max": max(paused) if paused else float("nan"), "paused_all": paused, "pause": pause,
         "health": statistics.median(healths),
         "first": statistics.median(rendered), "first_all": rendered,
         "returning": statistics.median(returning), "returning_all": returning,
@@ -202,8 +235,10 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path) -> dict:
     }
 
 
-def _precision_changes(page, setting: str, precisions: list[str], repeats: int) -> tuple[list[float], list[float]]:
-    """Cycle through every precision ``repeats`` times; returns (cold, cached) seconds per change."""
+def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
+                       pause: float = 0.0) -> tuple[list[float], list[float]]:
+    """Cycle through every precision ``repeats`` times, ``pause`` s after each render; returns (cold, cached)
+    seconds per change."""
     cycle = [p for p in precisions if p != "fp32"] + ["fp32"]
     if len(precisions) < 2:
         return [], []
@@ -216,6 +251,7 @@ def _precision_changes(page, setting: str, precisions: list[str], repeats: int) 
     seen: set[str] = {"fp32"}
     for _ in range(repeats):
         for precision in cycle:
+            time.sleep(pause)  # reading the page (untimed)
             elapsed = _commit_precision(page, precision)
             (warm if precision in seen else cold).append(elapsed)
             seen.add(precision)
@@ -230,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--repeats", type=int, default=3, help="precision cycles per data dir")
     parser.add_argument("--starts", type=int, default=3, help="cold starts per data dir (median reported)")
+    parser.add_argument("--pause", type=float, default=2.0, help="seconds on the page before each paused change")
+    parser.add_argument("--pause-starts", type=int, default=2, help="fresh servers for the paused changes (0: skip)")
+    parser.add_argument("--no-floor", action="store_true", help="skip the Streamlit floor (bench/floor_app.py)")
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: apt-get install chromium", file=sys.stderr)
@@ -246,24 +285,31 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = ROOT / "bench" / "out"
     log_dir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
-    results = [measure(d, args.repeats, args.starts, log_dir) for d in dirs]
+    results = [measure(d, args.repeats, args.starts, log_dir, args.pause, args.pause_starts) for d in dirs]
     for result, data_dir in zip(results, dirs):
         result["script_first"], result["script_rerun"] = script_times(data_dir)
+    if not args.no_floor:
+        floor = measure(dirs[0], args.repeats, args.starts, log_dir, args.pause, args.pause_starts, app=FLOOR_APP,
+                        setting="full", precisions=floor_precisions(), name="Streamlit floor (`bench/floor_app.py`)")
+        floor["script_first"] = floor["script_rerun"] = float("nan")
+        results.append(floor)
     print("| data | per-query rows | start → health (s) | start → Leaderboard rendered, returning browser: "
           "median (all) (s) | start → Leaderboard rendered, first visit: median (all) (s) | open on a running "
-          "server, first visit (s) | control change, cold: median / max (s) | control change, cached: median / max (s) | "
+          "server, first visit (s) | control change, first visit, no pause: median / max (s) | control change, "
+          f"first visit after {args.pause:g} s on the page: median / max (s) | control change, cached: median / max (s) | "
           "Python only: first run / rerun (s) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         def every(key):
             return ", ".join(f"{t:.2f}" for t in r[key])
         setting = "" if r["setting"] == "full" else f" (setting {r['setting']})"
-        print(f"| `{Path(r['data']).name}/`{setting} | {r['rows']:,} | {r['health']:.2f} | "
+        python_only = "—" if r["script_first"] != r["script_first"] else f"{r['script_first']:.2f} / {r['script_rerun']:.2f}"
+        print(f"| {r['name']}{setting} | {r['rows']:,} | {r['health']:.2f} | "
               f"{r['returning']:.2f} ({every('returning_all')}) | {r['first']:.2f} ({every('first_all')}) | "
-              f"{r['running']:.2f} | {r['cold']:.2f} / {r['cold_max']:.2f} | {r['warm']:.2f} / {r['warm_max']:.2f} | "
-              f"{r['script_first']:.2f} / {r['script_rerun']:.2f} |")
+              f"{r['running']:.2f} | {r['cold']:.2f} / {r['cold_max']:.2f} | {r['paused']:.2f} / {r['paused_max']:.2f} | "
+              f"{r['warm']:.2f} / {r['warm_max']:.2f} | {python_only} |")
     for r in results:
-        print(f"\nCold changes, `{Path(r['data']).name}/` (s): {every('cold_all')}")
+        print(f"\nFirst-visit changes, {r['name']} (s): no pause {every('cold_all')}; after a pause {every('paused_all')}")
     load = os.getloadavg()
     print(f"\nMachine: {os.cpu_count()} CPUs, load average {load_before[0]:.1f} / {load_before[1]:.1f} / "
           f"{load_before[2]:.1f} (1/5/15 min) at the start of the run, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
@@ -272,8 +318,9 @@ def main(argv: list[str] | None = None) -> int:
           "servers (the server draws the default view once while the browser loads, ui/warm_start.py). "
           "Returning browser = one browser context kept across restarts on one port (its HTTP cache holds "
           "Streamlit's immutable scripts); first visit = a new context with an empty cache. Control change = Enter in the opened Precision list → URL updated and script idle (opening "
-          "and typing untimed). Cold = first visit of a precision (store query runs); cached = revisits "
-          f"(st.cache_data). {results[0]['n_changes']} changes per dir. Python only = the app script timed "
+          "and typing untimed). First visit = a precision not yet shown by this server (its store query runs "
+          "unless the idle-time prefetch already ran it); cached = revisits "
+          f"(st.cache_data). {results[0]['n_changes']} changes per dir without pause. Python only = the app script timed "
           "in-process with streamlit.testing (store load + queries + element building, in a process that has "
           "already imported streamlit); the rest of each browser figure is server start-up, websocket and "
           "Chromium rendering.")

@@ -64,12 +64,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(data_dir: Path, log_path: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` on ``port`` (default: a free one); returns once ``/_stcore/health`` answers."""
+def start_server(data_dir: Path, log_path: Path, port: int | None = None,
+                 app: Path = ROOT / "app.py") -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` (or another ``app``) on ``port`` (default: a free one); returns once
+    ``/_stcore/health`` answers."""
     port = port or free_port()
     log = open(log_path, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
          "--server.headless", "true", "--server.address", "127.0.0.1", "--", "--data", str(data_dir)],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
