@@ -258,6 +258,17 @@ def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
     return cold, warm
 
 
+def cpu_calibration() -> float:
+    """Seconds for a fixed pure-Python loop (10M additions): this machine's speed at the moment, printed
+    with the results. The same code measured 0.9–1.7 s here within one afternoon, and every figure above
+    moved with it, so two runs compare only next to this number (and the Streamlit floor)."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.perf_counter() - started
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT / "data")
@@ -285,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = ROOT / "bench" / "out"
     log_dir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
+    calibration_before = cpu_calibration()
     results = [measure(d, args.repeats, args.starts, log_dir, args.pause, args.pause_starts) for d in dirs]
     for result, data_dir in zip(results, dirs):
         result["script_first"], result["script_rerun"] = script_times(data_dir)
@@ -313,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"\nMachine: {os.cpu_count()} CPUs, load average {load_before[0]:.1f} / {load_before[1]:.1f} / "
           f"{load_before[2]:.1f} (1/5/15 min) at the start of the run, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-          "at the end.")
+          f"at the end; CPU calibration (10M-step Python loop) {calibration_before:.2f} s at the start, "
+          f"{cpu_calibration():.2f} s at the end.")
     print(f"Targets: start → Leaderboard ≤ 3 s; control change ≤ 0.5 s. Start = median of {args.starts} fresh "
           "servers (the server draws the default view once while the browser loads, ui/warm_start.py). "
           "Returning browser = one browser context kept across restarts on one port (its HTTP cache holds "

@@ -113,32 +113,20 @@ def sidebar(data_dir: Path) -> View:
     return view
 
 
-def _resolve_condition(conditions: pd.DataFrame, cond: Condition, instruction: bool | None, precision: str) -> Condition:
-    """The condition the sidebar ends up with when the instruction or precision control is set to these
-    values: controls below them keep their value if it is still offered, else take their default."""
-    keep = dict(benchmark=cond.benchmark, setting=cond.setting, metric=cond.metric)
-    precisions = options_for(conditions, "precision", **keep, instruction=instruction) or ["fp32"]
-    precision = precision if precision in precisions else _preferred(precisions, "fp32")
-    policies = options_for(conditions, "tie_policy", **keep, precision=precision) or ["docid-desc"]
-    policy = cond.tie_policy if cond.tie_policy in policies else _preferred(policies, "docid-desc")
-    return Condition(**keep, instruction=instruction, precision=precision, tie_policy=policy)
-
-
 def neighbour_conditions(view: View) -> list[Condition]:
-    """Conditions one sidebar change away from the selected one, most likely first: every other precision,
-    then every other instruction state (what ``ui.prefetch`` computes while the visitor reads the page)."""
+    """The selected condition at every other precision the sidebar offers, in its order: what the
+    precision control leads to (the tie policy keeps its value where offered, else takes its default, as
+    the sidebar does). ``ui.prefetch`` computes them while the visitor reads the page."""
     cond, conditions = view.cond, view.conditions()
     if cond is None or conditions.empty:
         return []
     keep = dict(benchmark=cond.benchmark, setting=cond.setting, metric=cond.metric)
-    precisions = options_for(conditions, "precision", **keep, instruction=cond.instruction)
-    present = set(options_for(conditions, "instruction", **keep))
-    instructions = [None] + [flag for flag in (False, True) if flag in present]
-    found: list[Condition] = []
-    for candidate in ([_resolve_condition(conditions, cond, cond.instruction, p) for p in precisions]
-                      + [_resolve_condition(conditions, cond, i, cond.precision) for i in instructions]):
-        if candidate != cond and candidate not in found:
-            found.append(candidate)
+    found = []
+    for precision in options_for(conditions, "precision", **keep, instruction=cond.instruction):
+        policies = options_for(conditions, "tie_policy", **keep, precision=precision) or ["docid-desc"]
+        policy = cond.tie_policy if cond.tie_policy in policies else _preferred(policies, "docid-desc")
+        if precision != cond.precision:
+            found.append(Condition(**keep, instruction=cond.instruction, precision=precision, tie_policy=policy))
     return found
 
 

@@ -53,7 +53,7 @@ def render(view: ui.View) -> None:
         elif chart == "size":
             _size_chart(board, view)
     _incomplete(board)
-    # the next precision or instruction state the visitor may pick, computed while they read this one
+    # the other precisions, computed while the visitor reads this one (ui/prefetch.py)
     data.prefetch(view.data_dir, "leaderboard",
                   [((cond,), _board_options(view)) for cond in ui.neighbour_conditions(view)])
 
