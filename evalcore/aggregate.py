@@ -180,20 +180,28 @@ def bootstrap_means(per_query: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_task_and_g(
-    per_task_query_values: Sequence[np.ndarray], n_resamples: int = 1000, seed: int = 0
+    per_task_query_values: Sequence[np.ndarray], n_resamples: int = 1000, seed: int = 0,
+    counts: Sequence[np.ndarray] | None = None,
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Paired bootstrap for several tasks at once.
 
     ``per_task_query_values[t]`` is a (systems × queries_t) matrix (same system order for every task).
-    Returns (per-task bootstrap means, each resamples × systems; bootstrap G, resamples × systems).
+    ``counts``: :func:`shared_resample_counts` of these shapes when the caller has them already (e.g. from
+    ``evalcore.disk_cache``). Returns (per-task bootstrap means, each resamples × systems; bootstrap G,
+    resamples × systems).
     """
     shapes = tuple(int(values.shape[1]) for values in per_task_query_values)
-    task_means = [
-        bootstrap_means(values, counts)
-        for values, counts in zip(per_task_query_values, shared_resample_counts(shapes, n_resamples, seed))
-    ]
+    if counts is None:
+        counts = shared_resample_counts(shapes, n_resamples, seed)
+    elif tuple(c.shape for c in counts) != tuple((n_resamples, n) for n in shapes):
+        raise ValueError("resample counts do not match the tasks' query counts")
+    task_means = [bootstrap_means(values, task_counts) for values, task_counts in zip(per_task_query_values, counts)]
     g = geometric_mean(np.stack(task_means, axis=-1), axis=-1)
     return task_means, g
+
+
+DRAWS_VERSION = 1
+"""Bump when :func:`resample_counts` or :func:`shared_resample_counts` draw differently (keys stored draws)."""
 
 
 @lru_cache(maxsize=2)

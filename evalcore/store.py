@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 import pandas as pd
 
-from evalcore import aggregate
+from evalcore import aggregate, disk_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 DATA_ENV = "TIEBREAK_DATA"
-CACHE_ENV = "TIEBREAK_CACHE"  # folder of the on-disk per-file sums cache ("off" disables it)
+CACHE_ENV = disk_cache.CACHE_ENV  # folder of the on-disk caches ("off" disables them)
 _SUMS_CACHE_VERSION = "query-sums-1"  # bump when _QUERY_SUMS_SELECT changes
 RUNS_DIR = "runs"
 DEFAULT_TIE_POLICY = "docid-desc"
@@ -279,12 +279,8 @@ class _SumsDiskCache:
     """
 
     def __init__(self) -> None:
-        setting = os.environ.get(CACHE_ENV)
-        if setting == "off":
-            self.folder = None
-            return
-        base = Path(setting) if setting else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tiebreak"
-        self.folder = base / _SUMS_CACHE_VERSION
+        root = disk_cache.cache_root()
+        self.folder = None if root is None else root / _SUMS_CACHE_VERSION
 
     def _entry(self, path: Path, version: tuple) -> Path | None:
         if self.folder is None:
@@ -308,26 +304,17 @@ class _SumsDiskCache:
             return None
 
     def put(self, path: Path, version: tuple, table) -> None:
-        import tempfile
-
         import pyarrow as pa
 
-        try:
-            entry = self._entry(path, version)
-            if entry is None:
-                return
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".", suffix=".tmp")
-            os.close(handle)
-            try:
-                with pa.OSFile(temporary, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                    writer.write_table(table)
-                os.replace(temporary, entry)
-            finally:
-                if os.path.exists(temporary):
-                    os.unlink(temporary)
-        except Exception as exc:  # read-only home, full disk: the cache is an optimisation only
-            log.debug("query sums cache not written for %s: %s", path, exc)
+        entry = self._entry(path, version)
+        if entry is None:
+            return
+
+        def write(temporary: str) -> None:
+            with pa.OSFile(temporary, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+
+        disk_cache.write_atomic(entry, write)
 
 
 def _query_sums(conn: "duckdb.DuckDBPyConnection", paths: list[Path]) -> dict[Path, object]:
@@ -807,7 +794,8 @@ class Store:
             rows["system_code"], rows["task_code"], rows["query_key"], rows["oblivious"], len(systems)
         )
         matrices = [all_queries[:, key_task == t] for t in range(len(tasks))]
-        task_means, g = aggregate.bootstrap_task_and_g(matrices, n_resamples=n, seed=seed)
+        counts = disk_cache.resample_counts(tuple(int(m.shape[1]) for m in matrices), n, seed)
+        task_means, g = aggregate.bootstrap_task_and_g(matrices, n_resamples=n, seed=seed, counts=counts)
         return task_means, g, systems
 
     def _per_query_codes(

@@ -1,0 +1,129 @@
+"""evalcore.disk_cache: bootstrap resample counts drawn once and read back by later processes, bit for bit the
+generator's draws; damaged entries and unusable folders only cost a new draw."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalcore import aggregate, disk_cache
+
+SHAPES = (7, 30, 1, 12)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.CACHE_ENV, str(tmp_path))
+    disk_cache.resample_counts.cache_clear()
+    aggregate.shared_resample_counts.cache_clear()
+    original = aggregate.shared_resample_counts  # a test may replace it
+    yield tmp_path
+    disk_cache.resample_counts.cache_clear()
+    original.cache_clear()
+
+
+def definition(shapes, n, seed):
+    """The draws as aggregate defines them, without any cache."""
+    rng = np.random.default_rng(seed)
+    return [aggregate.resample_counts(k, n, rng) for k in shapes]
+
+
+def assert_same_draws(got, shapes, n, seed):
+    expected = definition(shapes, n, seed)
+    assert len(got) == len(expected)
+    for block, want in zip(got, expected):
+        assert block.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(block, dtype=np.float32), want)
+
+
+def entries(folder):
+    return sorted(p for p in folder.rglob("*.npy"))
+
+
+def test_a_new_process_reads_the_draws_an_earlier_one_stored(cache, monkeypatch):
+    drawn = disk_cache.resample_counts(SHAPES, 200, 3)
+    assert_same_draws(drawn, SHAPES, 200, 3)
+    assert len(entries(cache)) == 1
+
+    disk_cache.resample_counts.cache_clear()  # as a new process
+    aggregate.shared_resample_counts.cache_clear()
+
+    def no_drawing(*args):
+        raise AssertionError("drew again instead of reading the stored draws")
+
+    monkeypatch.setattr(aggregate, "shared_resample_counts", no_drawing)
+    read = disk_cache.resample_counts(SHAPES, 200, 3)
+    assert_same_draws(read, SHAPES, 200, 3)
+    assert all(not block.flags.writeable for block in read)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "wrong_counts", "other_shape"])
+def test_a_damaged_entry_is_drawn_again(cache, damage):
+    disk_cache.resample_counts(SHAPES, 50, 1)
+    (entry,) = entries(cache)
+    if damage == "truncate":
+        entry.write_bytes(entry.read_bytes()[:100])
+    elif damage == "garbage":
+        entry.write_bytes(b"not an npy file at all")
+    elif damage == "wrong_counts":  # a valid array of the right size whose rows do not sum to n
+        flat = np.load(entry)
+        flat[3] += 1
+        np.save(entry, flat)
+    else:
+        np.save(entry, np.zeros(10, np.uint8))
+    disk_cache.resample_counts.cache_clear()
+    aggregate.shared_resample_counts.cache_clear()
+    assert_same_draws(disk_cache.resample_counts(SHAPES, 50, 1), SHAPES, 50, 1)
+    disk_cache.resample_counts.cache_clear()
+    assert_same_draws(disk_cache.resample_counts(SHAPES, 50, 1), SHAPES, 50, 1)  # the rewritten entry
+
+
+def test_seed_resamples_and_shapes_key_the_entries(cache):
+    for args in [((5, 9), 40, 0), ((5, 9), 40, 1), ((5, 9), 41, 0), ((9, 5), 40, 0)]:
+        assert_same_draws(disk_cache.resample_counts(*args), *args)
+    assert len(entries(cache)) == 4
+
+
+def test_off_or_unwritable_folders_still_give_the_draws(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.CACHE_ENV, "off")
+    disk_cache.resample_counts.cache_clear()
+    assert disk_cache.cache_root() is None
+    assert_same_draws(disk_cache.resample_counts(SHAPES, 20, 5), SHAPES, 20, 5)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the cache folder cannot be created below a file")
+    monkeypatch.setenv(disk_cache.CACHE_ENV, str(blocker / "cache"))
+    disk_cache.resample_counts.cache_clear()
+    assert_same_draws(disk_cache.resample_counts(SHAPES, 20, 6), SHAPES, 20, 6)
+    assert not list(tmp_path.rglob("*.npy")) and not list(tmp_path.rglob("*.tmp"))
+    disk_cache.resample_counts.cache_clear()
+
+
+def test_counts_of_other_shapes_are_refused():
+    values = [np.random.default_rng(0).random((3, 8))]
+    wrong = (np.ones((10, 9), np.uint8),)
+    with pytest.raises(ValueError, match="do not match"):
+        aggregate.bootstrap_task_and_g(values, n_resamples=10, counts=wrong)
+
+
+def test_store_intervals_are_the_same_with_stored_draws(cache, monkeypatch, tmp_path_factory):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "pages"))
+    import synthetic_data
+
+    from evalcore.store import Condition, Store
+
+    data = synthetic_data.write_small(tmp_path_factory.mktemp("draws-data"))
+    cond = Condition("rar-b", "ndcg@10", "full", False, "bf16")
+    drawn = Store(data).leaderboard(cond, bootstrap=300).ranked
+    disk_cache.resample_counts.cache_clear()
+    aggregate.shared_resample_counts.cache_clear()
+    read = Store(data).leaderboard(cond, bootstrap=300).ranked
+    monkeypatch.setenv(disk_cache.CACHE_ENV, "off")
+    disk_cache.resample_counts.cache_clear()
+    aggregate.shared_resample_counts.cache_clear()
+    uncached = Store(data).leaderboard(cond, bootstrap=300).ranked
+    for column in ("G_lo", "G_hi", "rank_lo", "rank_hi"):
+        np.testing.assert_array_equal(drawn[column].to_numpy(), read[column].to_numpy())
+        np.testing.assert_array_equal(drawn[column].to_numpy(), uncached[column].to_numpy())
+    assert drawn["G_lo"].notna().all()
