@@ -67,6 +67,25 @@ def test_after_the_warm_run_long_lived_objects_leave_the_per_rerun_collection(mo
         gc.unfreeze()
 
 
+def test_the_bare_mode_check_is_skipped_in_the_server(monkeypatch):
+    """Streamlit's first element of a process asks env_util.is_repl() (an inspect.stack() walk) unless its
+    'hint shown' flag is set; the warm start sets it. If a Streamlit upgrade renames the flag, this fails."""
+    from streamlit import delta_generator, env_util
+
+    from ui import warm_start
+
+    def walked(*args):
+        raise AssertionError("is_repl() ran")
+
+    monkeypatch.setattr(env_util, "is_repl", walked)
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    with pytest.raises(AssertionError, match="is_repl"):
+        delta_generator._maybe_print_use_warning()  # the flag is what gates the walk
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    assert warm_start.skip_bare_mode_check() is True
+    delta_generator._maybe_print_use_warning()  # no walk
+
+
 def test_lifespan_starts_the_warm_up_without_waiting_and_cancels_it_on_shutdown(monkeypatch):
     from ui import warm_start
 
