@@ -12,8 +12,9 @@ elements from this process; a prefetch holding the GIL then delays them (measure
 A visitor who asks for a condition while its prefetch is running waits for that computation (Streamlit's
 per-key compute lock) instead of starting a second one.
 
-The warm start's run schedules the default view's neighbours like any other run; they start once the first
-browser has loaded the page. ``TIEBREAK_PREFETCH=off`` disables prefetching.
+The warm start's run schedules the default view's neighbours like any other run; they start once the server
+is quiet, i.e. after the first browser, if one is connecting, has loaded and drawn the page.
+``TIEBREAK_PREFETCH=off`` disables prefetching.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ Job = tuple[Hashable, Callable[[], object]]
 
 
 class IdlePrefetcher:
-    """A queue of (key, job) that one daemon thread drains while no script run is active.
+    """A queue of (key, job) that one daemon thread drains while the server is quiet.
 
     :meth:`schedule` replaces the pending jobs (the latest view knows best what comes next); keys already
     run are not run again until :meth:`forget` (a cache that was cleared). ``clock`` is injectable for tests.
