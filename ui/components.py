@@ -6,7 +6,7 @@ import html
 import math
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -96,13 +96,11 @@ def sidebar(data_dir: Path) -> View:
                          help="Queries with or without a task instruction. 'As published' uses each "
                               "system's with-instruction results when it has them, else without.")
     instruction = INSTRUCTION_CHOICES[instr]
-    precisions = options_for(conditions, "precision", benchmark=bench, setting=setting, metric=metric,
-                          instruction=instruction) or ["fp32"]
+    precisions = _precision_options(conditions, bench, setting, metric, instruction)
     prec = state.select("prec", "Precision", precisions, _preferred(precisions, "fp32"), where=side,
                         help="Numeric precision the scores were computed at (bf16+hps = BF16 with "
                              "high-precision scoring).")
-    policies = options_for(conditions, "tie_policy", benchmark=bench, setting=setting, metric=metric,
-                        precision=prec) or ["docid-desc"]
+    policies = _tie_policy_options(conditions, bench, setting, metric, prec)
     policy = state.select("ties", "Tie policy (oblivious value)", policies, _preferred(policies, "docid-desc"),
                           where=side, help="How a tie-oblivious evaluator orders tied documents: "
                                            "docid-desc is trec_eval / pytrec_eval / MTEB / BEIR.")
@@ -113,6 +111,19 @@ def sidebar(data_dir: Path) -> View:
     return view
 
 
+def _precision_options(conditions: pd.DataFrame, bench: str, setting: str, metric: str,
+                       instruction: bool | None) -> list[str]:
+    """What the sidebar's precision control offers."""
+    return options_for(conditions, "precision", benchmark=bench, setting=setting, metric=metric,
+                       instruction=instruction) or ["fp32"]
+
+
+def _tie_policy_options(conditions: pd.DataFrame, bench: str, setting: str, metric: str, precision: str) -> list[str]:
+    """What the sidebar's tie-policy control offers at ``precision``."""
+    return options_for(conditions, "tie_policy", benchmark=bench, setting=setting, metric=metric,
+                       precision=precision) or ["docid-desc"]
+
+
 def neighbour_conditions(view: View) -> list[Condition]:
     """The selected condition at every other precision the sidebar offers, in its order: what the
     precision control leads to (the tie policy keeps its value where offered, else takes its default, as
@@ -120,13 +131,13 @@ def neighbour_conditions(view: View) -> list[Condition]:
     cond, conditions = view.cond, view.conditions()
     if cond is None or conditions.empty:
         return []
-    keep = dict(benchmark=cond.benchmark, setting=cond.setting, metric=cond.metric)
+    fields = (cond.benchmark, cond.setting, cond.metric)
     found = []
-    for precision in options_for(conditions, "precision", **keep, instruction=cond.instruction):
-        policies = options_for(conditions, "tie_policy", **keep, precision=precision) or ["docid-desc"]
+    for precision in _precision_options(conditions, *fields, cond.instruction):
+        policies = _tie_policy_options(conditions, *fields, precision)
         policy = cond.tie_policy if cond.tie_policy in policies else _preferred(policies, "docid-desc")
         if precision != cond.precision:
-            found.append(Condition(**keep, instruction=cond.instruction, precision=precision, tie_policy=policy))
+            found.append(replace(cond, precision=precision, tie_policy=policy))
     return found
 
 

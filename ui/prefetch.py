@@ -39,17 +39,16 @@ class IdlePrefetcher:
     """A queue of (key, job) that one daemon thread drains while the server is quiet.
 
     :meth:`schedule` replaces the pending jobs (the latest view knows best what comes next); keys already
-    run are not run again until :meth:`forget` (a cache that was cleared). ``clock`` is injectable for tests.
+    run are not run again until :meth:`forget` (a cache that was cleared).
     """
 
-    def __init__(self, idle_seconds: float = IDLE_SECONDS, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, idle_seconds: float = IDLE_SECONDS):
         self.idle_seconds = idle_seconds
-        self._clock = clock
         self._cond = threading.Condition()
         self._pending: list[Job] = []
         self._done: OrderedDict[Hashable, None] = OrderedDict()
         self._busy = 0  # script runs and HTTP requests in progress
-        self._quiet_since = clock()
+        self._quiet_since = time.monotonic()
         self._running: Hashable | None = None
         self._thread: threading.Thread | None = None
         self.failures = 0
@@ -63,7 +62,7 @@ class IdlePrefetcher:
     def activity_finished(self) -> None:
         with self._cond:
             self._busy = max(0, self._busy - 1)
-            self._quiet_since = self._clock()
+            self._quiet_since = time.monotonic()
             self._cond.notify_all()
 
     @contextmanager
@@ -119,7 +118,7 @@ class IdlePrefetcher:
         with self._cond:
             while True:
                 if self._pending and not self._busy:
-                    quiet_for = self._clock() - self._quiet_since
+                    quiet_for = time.monotonic() - self._quiet_since
                     if quiet_for >= self.idle_seconds:
                         key, job = self._pending.pop(0)
                         self._running = key
