@@ -125,6 +125,7 @@ def _commit_precision(page, precision: str) -> float:
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
+DASHBOARD_APP = ROOT / "app.py"
 FLOOR_APP = ROOT / "bench" / "floor_app.py"
 
 
@@ -138,7 +139,7 @@ def floor_precisions() -> list[str]:
     raise RuntimeError(f"no PRECISIONS in {FLOOR_APP}")
 
 
-def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None, app: Path = ROOT / "app.py"):
+def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None, app: Path = DASHBOARD_APP):
     """Spawn ``streamlit run`` and open the Leaderboard in a new tab of ``context``; returns (proc, base URL,
     page, health s, rendered s), times from the spawn. The tab is opened before the spawn, as a user's browser
     is already running; creating it is Playwright's cost, not the app's."""
@@ -180,7 +181,7 @@ def _stop(proc) -> None:
 
 
 def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path, pause: float = 0.0, pause_starts: int = 0,
-            app: Path = ROOT / "app.py", setting: str | None = None, precisions: list[str] | None = None,
+            app: Path = DASHBOARD_APP, setting: str | None = None, precisions: list[str] | None = None,
             name: str | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -220,10 +221,10 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path, pause: flo
         context.close()
         browser.close()
     return {
-        "name": name, "app": app,
-        "data": str(data_dir), "rows": count_query_rows(data_dir) if app.name == "app.py" else 0, "setting": setting,
+        "name": name,
+        "data": str(data_dir), "rows": count_query_rows(data_dir) if app == DASHBOARD_APP else 0, "setting": setting,
         "paused": statistics.median(paused) if paused else float("nan"),
-        "paused_max": max(paused) if paused else float("nan"), "paused_all": paused, "pause": pause,
+        "paused_max": max(paused) if paused else float("nan"), "paused_all": paused,
         "health": statistics.median(healths),
         "first": statistics.median(rendered), "first_all": rendered,
         "returning": statistics.median(returning), "returning_all": returning,
