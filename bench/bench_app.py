@@ -30,6 +30,12 @@ intermediate mark: health.
     python bench/bench_app.py --starts 5            # median of 5 cold starts per data dir
     python bench/bench_app.py --pause 2 --pause-starts 3   # changes after 2 s on the page, 3 more servers
     python bench/bench_app.py --no-floor            # skip the Streamlit floor row
+    python bench/bench_app.py --cache-skip intervals  # servers recompute every Leaderboard interval
+
+The servers use the store's on-disk caches as they are (``$TIEBREAK_CACHE``, evalcore/disk_cache.py): after
+one earlier start on the same files they read the per-file sums, resample counts and Leaderboard intervals
+back, as a restarted dashboard does. ``--cache-skip intervals`` makes every first visit of a precision compute
+its interval (what a visitor sees right after new results were ingested).
 
 Prints a markdown table.
 """
@@ -296,7 +302,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pause", type=float, default=2.0, help="seconds on the page before each paused change")
     parser.add_argument("--pause-starts", type=int, default=2, help="fresh servers for the paused changes (0: skip)")
     parser.add_argument("--no-floor", action="store_true", help="skip the Streamlit floor (bench/floor_app.py)")
+    parser.add_argument("--cache-skip", default="", metavar="KINDS",
+                        help="on-disk cache kinds the servers neither read nor write (TIEBREAK_CACHE_SKIP), "
+                             "e.g. intervals")
     args = parser.parse_args(argv)
+    if args.cache_skip:
+        os.environ["TIEBREAK_CACHE_SKIP"] = args.cache_skip  # inherited by every server
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: apt-get install chromium", file=sys.stderr)
         return 2
@@ -343,7 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nMachine: {os.cpu_count()} CPUs, load average {load_before[0]:.1f} / {load_before[1]:.1f} / "
           f"{load_before[2]:.1f} (1/5/15 min) at the start of the run, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
           f"at the end; CPU calibration (10M-step Python loop) {calibration_before:.2f} s at the start, "
-          f"{cpu_calibration():.2f} s at the end."
+          f"{cpu_calibration():.2f} s at the end. On-disk caches: "
+          + (f"{args.cache_skip} skipped (TIEBREAK_CACHE_SKIP), the rest as left by earlier starts."
+             if args.cache_skip else "as left by earlier starts (sums, resample counts, Leaderboard intervals).")
           + (" PYTHONDONTWRITEBYTECODE is set: the app's modules were byte-compiled once before the run, as "
              "a normal first start would have written them." if compiled else ""))
     print(f"Targets: start → Leaderboard ≤ 3 s; control change ≤ 0.5 s. Start = median of {args.starts} fresh "

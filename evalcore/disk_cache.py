@@ -4,14 +4,18 @@ The folder is ``$TIEBREAK_CACHE``, else ``$XDG_CACHE_HOME/tiebreak`` or ``~/.cac
 ``TIEBREAK_CACHE=off`` disables it. Entries are written atomically (temp file + rename) and checked when
 read; a missing, damaged or unwritable entry only costs the computation it would have saved.
 
-Two kinds live here: the store's per-file ``query_metrics`` sums (``evalcore.store``) and the bootstrap's
-resample counts (:func:`resample_counts`), which depend only on the tasks' query counts, the number of
-resamples and the seed, and took 0.15–0.45 s to draw for 25 tasks × 500 queries × 1,000 resamples, on the
-critical path of the dashboard's first Leaderboard.
+Three kinds live here (:data:`KINDS`): the store's per-file ``query_metrics`` sums (``sums``,
+``evalcore.store``); the bootstrap's resample counts (``draws``, :func:`resample_counts`), which depend only
+on the tasks' query counts, the number of resamples and the seed, and took 0.15–0.45 s to draw for 25 tasks
+× 500 queries × 1,000 resamples, on the critical path of the dashboard's first Leaderboard; and the
+Leaderboard's bootstrap intervals of G (``intervals``, ``Store.leaderboard``), keyed by the version of
+every file in the data dir and of the code that computes them. ``TIEBREAK_CACHE_SKIP=intervals`` (a comma
+list of kinds) turns single kinds off.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -25,6 +29,8 @@ from evalcore import aggregate
 
 log = logging.getLogger(__name__)
 CACHE_ENV = "TIEBREAK_CACHE"
+SKIP_ENV = "TIEBREAK_CACHE_SKIP"
+KINDS = ("sums", "draws", "intervals")
 _DRAWS_FOLDER = "resample-counts-1"  # bump when the file layout below changes
 
 
@@ -36,6 +42,48 @@ def cache_root() -> Path | None:
     if setting:
         return Path(setting)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tiebreak"
+
+
+def kind_root(kind: str) -> Path | None:
+    """:func:`cache_root`, or None when that kind is listed in ``$TIEBREAK_CACHE_SKIP``."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown cache kind {kind!r}; expected one of {KINDS}")
+    skipped = {part.strip() for part in os.environ.get(SKIP_ENV, "").split(",")}
+    return None if kind in skipped else cache_root()
+
+
+def entry_path(kind: str, folder: str, key: str, suffix: str) -> Path | None:
+    """Where the entry for ``key`` (any string) lives: ``<root>/<folder>/<blake2b of key><suffix>``."""
+    root = kind_root(kind)
+    if root is None:
+        return None
+    return root / folder / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + suffix)
+
+
+def read_json(entry: Path | None, key: str) -> dict | None:
+    """The JSON object stored at ``entry`` by :func:`write_json` under this very ``key``, else None (missing,
+    damaged, or another key's file)."""
+    if entry is None:
+        return None
+    try:
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("key") != key or not isinstance(stored.get("value"), dict):
+        return None
+    return stored["value"]
+
+
+def write_json(entry: Path | None, key: str, value: dict) -> bool:
+    """Store ``value`` (JSON-able; floats round-trip exactly, NaN included) with its full ``key``, atomically."""
+    if entry is None:
+        return False
+    text = json.dumps({"key": key, "value": value})
+
+    def write(path: str) -> None:
+        Path(path).write_text(text, encoding="utf-8")
+
+    return write_atomic(entry, write)
 
 
 def write_atomic(target: Path, write: Callable[[str], None]) -> bool:
@@ -57,12 +105,9 @@ def write_atomic(target: Path, write: Callable[[str], None]) -> bool:
 
 
 def _draws_entry(n_queries: tuple[int, ...], n_resamples: int, seed: int) -> Path | None:
-    root = cache_root()
-    if root is None:
-        return None
     # the numpy version is part of the key: Generator streams are only promised within a version
     key = repr((aggregate.DRAWS_VERSION, n_queries, n_resamples, seed, np.__version__))
-    return root / _DRAWS_FOLDER / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + ".npy")
+    return entry_path("draws", _DRAWS_FOLDER, key, ".npy")
 
 
 def _split(flat: np.ndarray, n_queries: tuple[int, ...], n_resamples: int) -> tuple[np.ndarray, ...] | None:
@@ -105,4 +150,5 @@ def resample_counts(n_queries: tuple[int, ...], n_resamples: int, seed: int) -> 
     return drawn
 
 
-__all__ = ["CACHE_ENV", "cache_root", "resample_counts", "write_atomic"]
+__all__ = ["CACHE_ENV", "KINDS", "SKIP_ENV", "cache_root", "entry_path", "kind_root", "read_json", "resample_counts",
+           "write_atomic", "write_json"]

@@ -13,15 +13,19 @@ import pytest  # noqa: E402
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_sums_cache(tmp_path_factory):
-    """The store's on-disk sums cache goes to a per-session temp folder (inherited by subprocesses), never
-    to the user's ~/.cache."""
+    """The store's on-disk caches go to a per-session temp folder (inherited by subprocesses), never to the
+    user's ~/.cache. Cached Leaderboard intervals are off by default: a test that computes an interval twice
+    (say, once per code path) must run the computation both times; tests/test_store_interval_cache.py turns
+    them on."""
     import os
 
     folder = tmp_path_factory.mktemp("tiebreak-cache")
-    previous = os.environ.get("TIEBREAK_CACHE")
+    previous = {name: os.environ.get(name) for name in ("TIEBREAK_CACHE", "TIEBREAK_CACHE_SKIP")}
     os.environ["TIEBREAK_CACHE"] = str(folder)
+    os.environ["TIEBREAK_CACHE_SKIP"] = "intervals"
     yield folder
-    if previous is None:
-        os.environ.pop("TIEBREAK_CACHE", None)
-    else:
-        os.environ["TIEBREAK_CACHE"] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

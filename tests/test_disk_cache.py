@@ -127,3 +127,32 @@ def test_store_intervals_are_the_same_with_stored_draws(cache, monkeypatch, tmp_
         np.testing.assert_array_equal(drawn[column].to_numpy(), read[column].to_numpy())
         np.testing.assert_array_equal(drawn[column].to_numpy(), uncached[column].to_numpy())
     assert drawn["G_lo"].notna().all()
+
+
+def test_single_kinds_can_be_skipped(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(disk_cache.SKIP_ENV, " intervals , draws")
+    assert disk_cache.kind_root("sums") == tmp_path
+    assert disk_cache.kind_root("intervals") is None and disk_cache.kind_root("draws") is None
+    assert disk_cache.entry_path("intervals", "f", "k", ".json") is None
+    monkeypatch.delenv(disk_cache.SKIP_ENV)
+    assert disk_cache.kind_root("intervals") == tmp_path
+    monkeypatch.setenv(disk_cache.CACHE_ENV, "off")
+    assert disk_cache.kind_root("sums") is None
+    with pytest.raises(ValueError, match="unknown cache kind"):
+        disk_cache.kind_root("everything")
+
+
+def test_json_entries_round_trip_exactly_and_only_under_their_own_key(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.CACHE_ENV, str(tmp_path))
+    monkeypatch.delenv(disk_cache.SKIP_ENV, raising=False)
+    values = {"g": [0.1 + 0.2, float("nan"), 1 / 3, 5e-324], "names": ["a'b", "名前"]}
+    entry = disk_cache.entry_path("intervals", "f", "key one", ".json")
+    assert entry != disk_cache.entry_path("intervals", "f", "key two", ".json")
+    assert disk_cache.write_json(entry, "key one", values)
+    read = disk_cache.read_json(entry, "key one")
+    assert read["names"] == values["names"]
+    np.testing.assert_array_equal(np.array(read["g"]), np.array(values["g"]))  # bit for bit, NaN included
+    assert disk_cache.read_json(entry, "key two") is None  # a file holding another key is not served
+    assert disk_cache.read_json(tmp_path / "missing.json", "key one") is None
+    assert not list(tmp_path.rglob("*.tmp"))

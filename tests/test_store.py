@@ -653,3 +653,102 @@ def test_damaged_or_unwritable_sums_cache_only_costs_a_scan(data_dir: Path, tmp_
     blocked.write_text("a file where the cache folder should be")
     monkeypatch.setenv("TIEBREAK_CACHE", str(blocked))
     pd.testing.assert_frame_equal(_board(Store(data_dir)), reference)
+
+
+# -- cached Leaderboard intervals (evalcore.store.Store._g_intervals) ----------------------------------------
+
+@pytest.fixture()
+def interval_cache(tmp_path_factory, monkeypatch) -> Path:
+    """A fresh on-disk cache with the intervals kind on (tests/conftest.py turns it off by default)."""
+    folder = tmp_path_factory.mktemp("interval-cache")
+    monkeypatch.setenv("TIEBREAK_CACHE", str(folder))
+    monkeypatch.delenv("TIEBREAK_CACHE_SKIP", raising=False)
+    return folder
+
+
+def _count_bootstraps(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    original = Store._bootstrap
+    monkeypatch.setattr(Store, "_bootstrap", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    return calls
+
+
+def _computed_without_cache(data_dir: Path, monkeypatch, **kwargs) -> pd.DataFrame:
+    monkeypatch.setenv("TIEBREAK_CACHE_SKIP", "intervals")
+    try:
+        return Store(data_dir).leaderboard(Condition("bench"), **kwargs).ranked
+    finally:
+        monkeypatch.delenv("TIEBREAK_CACHE_SKIP")
+
+
+def test_cached_intervals_serve_a_new_process_bit_for_bit(data_dir: Path, interval_cache: Path, monkeypatch):
+    reference = _computed_without_cache(data_dir, monkeypatch, bootstrap=120, seed=4)
+    assert not list(interval_cache.rglob("*.json"))  # skipped: nothing written
+    calls = _count_bootstraps(monkeypatch)
+    first = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
+    assert calls == [1] and len(list(interval_cache.rglob("*.json"))) == 1
+    again = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked  # as a new process
+    assert calls == [1]  # read back, not recomputed
+    pd.testing.assert_frame_equal(first, reference, check_exact=True)
+    pd.testing.assert_frame_equal(again, reference, check_exact=True)
+    assert again["G_lo"].notna().sum() == 3
+
+
+@pytest.mark.parametrize("change", [
+    dict(seed=5), dict(bootstrap=121), dict(systems=["alpha", "beta"]), dict(tasks=["T1", "T2"]),
+    dict(cond=Condition("bench", precision="bf16")), dict(cond=Condition("bench", instruction=True)),
+    dict(cond=Condition("bench", instruction=None)),
+])
+def test_any_other_question_is_computed_not_served(data_dir: Path, interval_cache: Path, monkeypatch, change):
+    store = Store(data_dir)
+    store.leaderboard(Condition("bench"), bootstrap=120, seed=4)
+    calls = _count_bootstraps(monkeypatch)
+    kwargs = dict(bootstrap=120, seed=4) | change
+    cond = kwargs.pop("cond", Condition("bench"))
+    served = Store(data_dir).leaderboard(cond, **kwargs).ranked
+    assert calls == [1]
+    monkeypatch.setenv("TIEBREAK_CACHE_SKIP", "intervals")
+    pd.testing.assert_frame_equal(served, Store(data_dir).leaderboard(cond, **kwargs).ranked, check_exact=True)
+
+
+def test_a_rewritten_file_or_other_code_is_never_served_old_intervals(data_dir: Path, interval_cache: Path,
+                                                                      monkeypatch):
+    from evalcore import store as store_module
+
+    old = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
+    calls = _count_bootstraps(monkeypatch)
+    # other code computing the intervals (the source digest differs): computed again
+    monkeypatch.setattr(store_module, "_CODE_VERSION", "some other version of the code")
+    Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4)
+    assert calls == [1]
+    monkeypatch.undo()
+    monkeypatch.setenv("TIEBREAK_CACHE", str(interval_cache))
+    monkeypatch.delenv("TIEBREAK_CACHE_SKIP", raising=False)
+    calls = _count_bootstraps(monkeypatch)
+    # the per-query file rewritten with other values (atomically, as ingest does): new numbers
+    make_query_metrics(seed=9).to_parquet(data_dir / "computed" / "qm.tmp.parquet")
+    (data_dir / "computed" / "qm.tmp.parquet").replace(data_dir / "computed" / "qm.parquet")
+    new = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
+    assert calls == [1]
+    assert not np.allclose(new.set_index("system").loc[SYSTEMS, "G_lo"], old.set_index("system").loc[SYSTEMS, "G_lo"])
+    pd.testing.assert_frame_equal(new, _computed_without_cache(data_dir, monkeypatch, bootstrap=120, seed=4),
+                                  check_exact=True)
+
+
+def test_damaged_or_foreign_interval_entries_are_recomputed(data_dir: Path, interval_cache: Path, monkeypatch):
+    reference = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
+    Store(data_dir).leaderboard(Condition("bench"), bootstrap=60, seed=4)
+    entries = sorted(interval_cache.rglob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    assert len(entries) == 2
+    calls = _count_bootstraps(monkeypatch)
+    entries[0].write_bytes(entries[1].read_bytes())  # another question's entry under this name
+    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked,
+                                  reference, check_exact=True)
+    entries[0].write_text("{not json")
+    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked,
+                                  reference, check_exact=True)
+    stored = json.loads(entries[1].read_text())
+    stored["value"]["g_lo"] = stored["value"]["g_lo"][:-1]  # the right key, a wrong shape
+    entries[1].write_text(json.dumps(stored))
+    Store(data_dir).leaderboard(Condition("bench"), bootstrap=60, seed=4)
+    assert calls == [1, 1, 1]
