@@ -10,7 +10,8 @@ on the tasks' query counts, the number of resamples and the seed, and took 0.15�
 × 500 queries × 1,000 resamples, on the critical path of the dashboard's first Leaderboard; and the
 Leaderboard's bootstrap intervals of G (``intervals``, ``Store.leaderboard``), keyed by the version of
 every file in the data dir and of the code that computes them. ``TIEBREAK_CACHE_SKIP=intervals`` (a comma
-list of kinds) turns single kinds off.
+list of kinds) turns single kinds off. Each kind's folder is bounded: the first write of a process keeps its
+:data:`KEEP` newest entries and sweeps temporary files a killed process left behind (:func:`prune`).
 """
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 CACHE_ENV = "TIEBREAK_CACHE"
 SKIP_ENV = "TIEBREAK_CACHE_SKIP"
 KINDS = ("sums", "draws", "intervals")
+KEEP = {"sums": 4000, "draws": 16, "intervals": 5000}
+"""Entries kept per kind (newest first; see :func:`prune`): ~40 kB of sums per per-query file version,
+12.5 MB of resample counts per 25 tasks × 500 queries × 1,000 resamples, ~5 kB per cached interval."""
 _DRAWS_FOLDER = "resample-counts-1"  # bump when the file layout below changes
 
 
@@ -83,11 +87,13 @@ def write_json(entry: Path | None, key: str, value: dict) -> bool:
     def write(path: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
 
-    return write_atomic(entry, write)
+    return write_atomic(entry, write, keep=KEEP["intervals"])
 
 
-def write_atomic(target: Path, write: Callable[[str], None]) -> bool:
-    """``write(temporary_path)`` then rename it to ``target``; False (logged) when anything fails."""
+def write_atomic(target: Path, write: Callable[[str], None], keep: int | None = None) -> bool:
+    """``write(temporary_path)`` then rename it to ``target``; False (logged) when anything fails. With
+    ``keep``, the folder is pruned to its ``keep`` newest entries of that suffix (:func:`prune`), once per
+    process and folder."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
@@ -98,10 +104,49 @@ def write_atomic(target: Path, write: Callable[[str], None]) -> bool:
         finally:
             if os.path.exists(temporary):
                 os.unlink(temporary)
-        return True
     except Exception as exc:  # read-only home, full disk: the cache is an optimisation only
         log.debug("cache entry %s not written: %s", target, exc)
         return False
+    if keep is not None and target.parent not in _PRUNED:
+        _PRUNED.add(target.parent)
+        prune(target.parent, keep, target.suffix)
+    return True
+
+
+_PRUNED: set[Path] = set()
+STALE_TEMPORARY_SECONDS = 3600.0
+
+
+def prune(folder: Path, keep: int, suffix: str) -> int:
+    """Delete all but the ``keep`` most recently written ``*suffix`` entries of ``folder``, and temporary files
+    of unfinished writes (a killed process) older than :data:`STALE_TEMPORARY_SECONDS`; returns how many
+    files went. Errors (a file another process just removed) are ignored: pruning only bounds the folder."""
+    import time
+
+    removed = 0
+    entries: list[tuple[int, str]] = []
+    try:
+        with os.scandir(folder) as listing:
+            for item in listing:
+                try:
+                    if item.name.startswith(".") and item.name.endswith(".tmp"):
+                        if time.time() - item.stat().st_mtime > STALE_TEMPORARY_SECONDS:
+                            os.unlink(item.path)
+                            removed += 1
+                    elif item.name.endswith(suffix) and item.is_file():
+                        entries.append((item.stat().st_mtime_ns, item.path))
+                except OSError:
+                    continue
+    except OSError:
+        return removed
+    entries.sort(reverse=True)
+    for _, path in entries[keep:]:
+        try:
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _draws_entry(n_queries: tuple[int, ...], n_resamples: int, seed: int) -> Path | None:
@@ -146,9 +191,9 @@ def resample_counts(n_queries: tuple[int, ...], n_resamples: int, seed: int) -> 
             with open(path, "wb") as handle:
                 np.save(handle, flat, allow_pickle=False)
 
-        write_atomic(entry, write)
+        write_atomic(entry, write, keep=KEEP["draws"])
     return drawn
 
 
-__all__ = ["CACHE_ENV", "KINDS", "SKIP_ENV", "cache_root", "entry_path", "kind_root", "read_json", "resample_counts",
-           "write_atomic", "write_json"]
+__all__ = ["CACHE_ENV", "KEEP", "KINDS", "SKIP_ENV", "cache_root", "entry_path", "kind_root", "prune", "read_json",
+           "resample_counts", "write_atomic", "write_json"]

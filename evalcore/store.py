@@ -337,7 +337,7 @@ class _SumsDiskCache:
             with pa.OSFile(temporary, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)
 
-        disk_cache.write_atomic(entry, write)
+        disk_cache.write_atomic(entry, write, keep=disk_cache.KEEP["sums"])
 
 
 def _query_sums(conn: "duckdb.DuckDBPyConnection", paths: list[Path]) -> dict[Path, object]:

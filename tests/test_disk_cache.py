@@ -156,3 +156,37 @@ def test_json_entries_round_trip_exactly_and_only_under_their_own_key(tmp_path, 
     assert disk_cache.read_json(entry, "key two") is None  # a file holding another key is not served
     assert disk_cache.read_json(tmp_path / "missing.json", "key one") is None
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_prune_keeps_the_newest_entries_and_sweeps_stale_temporaries(tmp_path):
+    import os
+    import time
+
+    now = time.time()
+    for i in range(7):  # entry-0 oldest … entry-6 newest
+        path = tmp_path / f"entry-{i}.json"
+        path.write_text("{}")
+        os.utime(path, (now - 100 + i, now - 100 + i))
+    other = tmp_path / "other.npy"
+    other.write_bytes(b"x")
+    os.utime(other, (now - 1000, now - 1000))
+    stale, fresh = tmp_path / ".abc.tmp", tmp_path / ".def.tmp"
+    for path, age in ((stale, disk_cache.STALE_TEMPORARY_SECONDS + 60), (fresh, 5)):
+        path.write_bytes(b"half written")
+        os.utime(path, (now - age, now - age))
+    assert disk_cache.prune(tmp_path, 4, ".json") == 4
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == [f"entry-{i}.json" for i in (3, 4, 5, 6)]
+    assert other.exists() and fresh.exists() and not stale.exists()  # other suffixes and live writes stay
+    assert disk_cache.prune(tmp_path / "missing", 1, ".json") == 0
+
+
+def test_writes_prune_their_folder_once_per_process(tmp_path, monkeypatch):
+    monkeypatch.setattr(disk_cache, "_PRUNED", set())
+    folder = tmp_path / "kind"
+    for i in range(5):
+        assert disk_cache.write_atomic(folder / f"{i}.json", lambda path: open(path, "w").close())
+    assert len(list(folder.glob("*.json"))) == 5  # no keep: nothing pruned
+    assert disk_cache.write_atomic(folder / "5.json", lambda path: open(path, "w").close(), keep=2)
+    assert len(list(folder.glob("*.json"))) == 2 and (folder / "5.json").exists()
+    assert disk_cache.write_atomic(folder / "6.json", lambda path: open(path, "w").close(), keep=2)
+    assert len(list(folder.glob("*.json"))) == 3  # pruned once per process and folder
