@@ -126,7 +126,16 @@ def main() -> int:
         measure("leaderboard(fp32, bootstrap=0)", "leaderboard", lambda: store.leaderboard(fp32, bootstrap=0))
         measure("leaderboard(instruction=any, bootstrap=0)", "leaderboard",
                 lambda: store.leaderboard(any_instruction, bootstrap=0))
+        skip = os.environ.get("TIEBREAK_CACHE_SKIP")
+        os.environ["TIEBREAK_CACHE_SKIP"] = "intervals"  # computed on every repeat, never read back
         measure("leaderboard(fp32, 17 tasks, bootstrap=1000)", "leaderboard",
+                lambda: store.leaderboard(fp32, tasks=tasks_17, bootstrap=1000), 1000.0)
+        if skip is None:
+            os.environ.pop("TIEBREAK_CACHE_SKIP")
+        else:
+            os.environ["TIEBREAK_CACHE_SKIP"] = skip
+        store.leaderboard(fp32, tasks=tasks_17, bootstrap=1000)  # writes the interval to the disk cache
+        measure("leaderboard(fp32, 17 tasks, bootstrap=1000), interval read from the disk cache", "leaderboard",
                 lambda: store.leaderboard(fp32, tasks=tasks_17, bootstrap=1000), 1000.0)
         measure("tie_summary()", "ties & precision", lambda: store.tie_summary(fp32))
         measure("rank_flips(fp32 → bf16)", "rank flips", lambda: store.rank_flips(fp32, bf16))
