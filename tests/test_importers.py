@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -258,4 +259,52 @@ def test_ingest_hand_computed_and_refuses_duplicates(tmp_path: Path, capsys):
     before = written[0].read_bytes()
     assert main(args) == 2  # already there: refused, nothing rewritten
     assert list((data / "ingested").glob("*.parquet")) == written and written[0].read_bytes() == before
+    assert "already" in capsys.readouterr().err
+
+
+def test_two_ingests_of_the_same_results_started_together_land_once(tmp_path: Path, monkeypatch, capsys):
+    """B passes the early duplicate check while A is still writing; the re-check under the ingest lock must
+    refuse B (without the lock, or without the re-check, both files land and task means double count)."""
+    import threading
+
+    from evalcore import importers
+    from evalcore.commands import ingest
+
+    run = tmp_path / "run.tsv"
+    run.write_text("q1\tQ0\td1\t1\t1.0\tx\nq2\tQ0\td3\t1\t2.0\tx\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    data = tmp_path / "data"
+    args = ["ingest", "--run", str(run), "--qrels", str(qrels), "--system", "m", "--benchmark", "tiny",
+            "--task", "T1", "--setting", "full", "--instruction", "no", "--precision", "fp32",
+            "--metrics", "ndcg@10", "--data", str(data)]
+    a_writing, b_at_lock, release = threading.Event(), threading.Event(), threading.Event()
+    real_write, real_lock = importers.write_compact_parquet, ingest.ingest_lock
+
+    def slow_write(frame, path):
+        if not a_writing.is_set():  # A: hold the lock until B has got past its early check
+            a_writing.set()
+            assert release.wait(60)
+        real_write(frame, path)
+
+    def lock(folder):
+        if a_writing.is_set():
+            b_at_lock.set()
+        return real_lock(folder)
+
+    monkeypatch.setattr(importers, "write_compact_parquet", slow_write)
+    monkeypatch.setattr(ingest, "ingest_lock", lock)
+    codes: dict[str, int] = {}
+    a = threading.Thread(target=lambda: codes.setdefault("a", main(args)))
+    a.start()
+    assert a_writing.wait(60)
+    b = threading.Thread(target=lambda: codes.setdefault("b", main(args)))
+    b.start()
+    assert b_at_lock.wait(60)  # B found nothing yet: A's file is not written
+    time.sleep(0.3)  # let B block on the lock (if it is not blocked yet, it takes the lock after A all the same)
+    release.set()
+    a.join(60)
+    b.join(60)
+    assert codes == {"a": 0, "b": 2}
+    assert len(list((data / "ingested").glob("*.parquet"))) == 1
     assert "already" in capsys.readouterr().err

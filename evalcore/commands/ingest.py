@@ -1,10 +1,15 @@
 """``evalcore ingest``: evaluate one run against qrels with the tie-aware engine and add its per-query rows
 (``query_metrics``) to the data directory as a new parquet file under ``<data>/ingested/`` (written
 atomically; existing files are never rewritten). Refuses a (system, condition, task, metric) that the data
-directory already holds, so task means never double count."""
+directory already holds, so task means never double count: checked before the evaluation (to fail fast) and
+again under an exclusive lock of the ``<data>/ingested/`` folder right before the write, so two ingests of
+the same results started together cannot both land."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+from pathlib import Path
+from typing import Iterator
 
 YES_NO = {"yes": True, "no": False}
 
@@ -34,22 +39,31 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")[:60] or "x"
 
 
-def run(args: argparse.Namespace) -> int:
-    import uuid
-    from pathlib import Path
+@contextlib.contextmanager
+def ingest_lock(folder: Path) -> Iterator[None]:
+    """Exclusive ``flock`` on the ``folder`` directory itself (created as needed) for the block: other ingests
+    into the same data dir wait, and no lock file is left in it. Where ``fcntl`` is missing (Windows) the
+    block runs unlocked."""
+    import os
 
-    from evalcore.engine import evaluate
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
+
+
+def _refuse_duplicates(store, args: argparse.Namespace, metrics: list[str], instruction: bool) -> None:
     from evalcore.errors import InputError
-    from evalcore.importers import write_compact_parquet
-    from evalcore.metrics import parse_metrics
-    from evalcore.store import Condition, Store
+    from evalcore.store import Condition
 
-    for name in ("system", "benchmark", "task", "precision"):
-        if not getattr(args, name).strip():
-            raise InputError(f"--{name} must not be empty")
-    metrics = [str(m) for m in parse_metrics(args.metrics)]
-    store = Store(args.data)
-    instruction = YES_NO[args.instruction]
     for metric in metrics:
         cond = Condition(args.benchmark, metric, args.setting, instruction, args.precision, args.tie_policy)
         existing = store.task_table(cond, [args.system])
@@ -57,6 +71,24 @@ def run(args: argparse.Namespace) -> int:
         if len(existing):
             raise InputError(f"{args.system} / {args.task} / {metric} under {cond} is already in {store.data_dir}; "
                              "remove its file first to replace it")
+
+
+def run(args: argparse.Namespace) -> int:
+    import uuid
+
+    from evalcore.engine import evaluate
+    from evalcore.errors import InputError
+    from evalcore.importers import write_compact_parquet
+    from evalcore.metrics import parse_metrics
+    from evalcore.store import Store
+
+    for name in ("system", "benchmark", "task", "precision"):
+        if not getattr(args, name).strip():
+            raise InputError(f"--{name} must not be empty")
+    metrics = [str(m) for m in parse_metrics(args.metrics)]
+    store = Store(args.data)
+    instruction = YES_NO[args.instruction]
+    _refuse_duplicates(store, args, metrics, instruction)
     per_query = evaluate(args.run, args.qrels, metrics=metrics, tie_policy=args.tie_policy,
                          include_missing=args.include_missing)
     if per_query.empty:
@@ -68,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
        "expected", "min", "max", "tie_policy", "n_candidates", "tied_at_cutoff", "source"]]
     name = "_".join(_slug(v) for v in (args.benchmark, args.task, args.system, args.setting, args.precision))
     out = Path(store.data_dir) / "ingested" / f"{name}_{uuid.uuid4().hex[:8]}.parquet"
-    write_compact_parquet(frame, out)
+    with ingest_lock(out.parent):
+        store.reload()  # what landed while this run was evaluated
+        _refuse_duplicates(store, args, metrics, instruction)
+        write_compact_parquet(frame, out)
     print(f"ingest: {per_query['qid'].nunique()} queries × {len(metrics)} metrics → {out}")
     return 0
