@@ -117,6 +117,33 @@ _PRUNED: set[Path] = set()
 STALE_TEMPORARY_SECONDS = 3600.0
 
 
+def _is_stale_temporary(item: os.DirEntry, now: float) -> bool:
+    """A hidden ``.….tmp`` file (what :func:`write_atomic` and the parquet writers stage) untouched for longer
+    than :data:`STALE_TEMPORARY_SECONDS`: the leftover of a killed process, not a write in progress."""
+    return (item.name.startswith(".") and item.name.endswith(".tmp") and item.is_file(follow_symlinks=False)
+            and now - item.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_SECONDS)
+
+
+def sweep_temporaries(folder: Path) -> int:
+    """Delete the stale temporary files (:func:`_is_stale_temporary`) directly in ``folder``; returns how many.
+    Errors are ignored: another process may be sweeping too."""
+    import time
+
+    removed = 0
+    try:
+        with os.scandir(folder) as listing:
+            for item in listing:
+                try:
+                    if _is_stale_temporary(item, time.time()):
+                        os.unlink(item.path)
+                        removed += 1
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return removed
+
+
 def prune(folder: Path, keep: int, suffix: str) -> int:
     """Delete all but the ``keep`` most recently written ``*suffix`` entries of ``folder``, and temporary files
     of unfinished writes (a killed process) older than :data:`STALE_TEMPORARY_SECONDS`; returns how many
@@ -129,11 +156,10 @@ def prune(folder: Path, keep: int, suffix: str) -> int:
         with os.scandir(folder) as listing:
             for item in listing:
                 try:
-                    if item.name.startswith(".") and item.name.endswith(".tmp"):
-                        if time.time() - item.stat().st_mtime > STALE_TEMPORARY_SECONDS:
-                            os.unlink(item.path)
-                            removed += 1
-                    elif item.name.endswith(suffix) and item.is_file():
+                    if _is_stale_temporary(item, time.time()):
+                        os.unlink(item.path)
+                        removed += 1
+                    elif item.name.endswith(suffix) and not item.name.startswith(".") and item.is_file():
                         entries.append((item.stat().st_mtime_ns, item.path))
                 except OSError:
                     continue
@@ -196,4 +222,4 @@ def resample_counts(n_queries: tuple[int, ...], n_resamples: int, seed: int) -> 
 
 
 __all__ = ["CACHE_ENV", "KEEP", "KINDS", "SKIP_ENV", "cache_root", "entry_path", "kind_root", "prune", "read_json",
-           "resample_counts", "write_atomic", "write_json"]
+           "resample_counts", "sweep_temporaries", "write_atomic", "write_json"]

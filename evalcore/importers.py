@@ -319,6 +319,7 @@ def write_compact_parquet_files(frames: dict[str | Path, pd.DataFrame]) -> None:
     set: every file is written and synced under a hidden temp name first (``.<name>.<random>.tmp``, removed
     on any exception), then the renames follow back to back with nothing in between (an importer's
     task_scores and systems come from one import; only a kill between two ``rename`` calls could split them).
+    Afterwards, temporary files that killed writers left in those folders over an hour ago are removed.
     """
     import os
     import tempfile
@@ -347,3 +348,7 @@ def write_compact_parquet_files(frames: dict[str | Path, pd.DataFrame]) -> None:
         raise
     for temporary, path in staged:
         os.replace(temporary, path)
+    from evalcore.disk_cache import sweep_temporaries
+
+    for folder in {path.parent for _, path in staged}:  # what killed writers left there earlier
+        sweep_temporaries(folder)

@@ -308,3 +308,22 @@ def test_two_ingests_of_the_same_results_started_together_land_once(tmp_path: Pa
     assert codes == {"a": 0, "b": 2}
     assert len(list((data / "ingested").glob("*.parquet"))) == 1
     assert "already" in capsys.readouterr().err
+
+
+def test_a_write_sweeps_temporaries_that_killed_writers_left_long_ago(tmp_path: Path):
+    import os
+
+    from evalcore import disk_cache
+
+    out = tmp_path / "published"
+    out.mkdir()
+    stale, live = out / ".task_scores.parquet.k1ll3d.tmp", out / ".systems.parquet.wr1t1ng.tmp"
+    for path, age in ((stale, disk_cache.STALE_TEMPORARY_SECONDS + 60), (live, 1)):
+        path.write_bytes(b"half a parquet file")
+        os.utime(path, (time.time() - age, time.time() - age))
+    keep = out / ".notes.txt"  # hidden, not a temporary: never touched
+    keep.write_text("mine")
+    os.utime(keep, (0, 0))
+    importers.write_compact_parquet(pd.DataFrame({"a": [1]}), out / "x.parquet")
+    assert not stale.exists() and live.exists() and keep.exists()
+    assert pd.read_parquet(out / "x.parquet")["a"].tolist() == [1]
