@@ -78,8 +78,9 @@ def read_json(entry: Path | None, key: str) -> dict | None:
     return stored["value"]
 
 
-def write_json(entry: Path | None, key: str, value: dict) -> bool:
-    """Store ``value`` (JSON-able; floats round-trip exactly, NaN included) with its full ``key``, atomically."""
+def write_json(entry: Path | None, key: str, value: dict, keep: int | None = None) -> bool:
+    """Store ``value`` (JSON-able; floats round-trip exactly, NaN included) with its full ``key``, atomically
+    (``keep``: as in :func:`write_atomic`)."""
     if entry is None:
         return False
     text = json.dumps({"key": key, "value": value})
@@ -87,7 +88,7 @@ def write_json(entry: Path | None, key: str, value: dict) -> bool:
     def write(path: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
 
-    return write_atomic(entry, write, keep=KEEP["intervals"])
+    return write_atomic(entry, write, keep=keep)
 
 
 def write_atomic(target: Path, write: Callable[[str], None], keep: int | None = None) -> bool:
@@ -145,21 +146,16 @@ def sweep_temporaries(folder: Path) -> int:
 
 
 def prune(folder: Path, keep: int, suffix: str) -> int:
-    """Delete all but the ``keep`` most recently written ``*suffix`` entries of ``folder``, and temporary files
-    of unfinished writes (a killed process) older than :data:`STALE_TEMPORARY_SECONDS`; returns how many
-    files went. Errors (a file another process just removed) are ignored: pruning only bounds the folder."""
-    import time
-
-    removed = 0
+    """Delete all but the ``keep`` most recently written ``*suffix`` entries of ``folder``, and its stale
+    temporary files (:func:`sweep_temporaries`); returns how many files went. Errors (a file another process
+    just removed) are ignored: pruning only bounds the folder."""
+    removed = sweep_temporaries(folder)
     entries: list[tuple[int, str]] = []
     try:
         with os.scandir(folder) as listing:
             for item in listing:
                 try:
-                    if _is_stale_temporary(item, time.time()):
-                        os.unlink(item.path)
-                        removed += 1
-                    elif item.name.endswith(suffix) and not item.name.startswith(".") and item.is_file():
+                    if item.name.endswith(suffix) and not item.name.startswith(".") and item.is_file():
                         entries.append((item.stat().st_mtime_ns, item.path))
                 except OSError:
                     continue

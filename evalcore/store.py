@@ -25,6 +25,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -269,26 +270,25 @@ def _file_key(path: Path) -> tuple[str, int, int, int, int]:
     return str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev
 
 
-def _interval_code_version() -> str:
+@lru_cache(maxsize=1)
+def _interval_code_version() -> str | None:
     """Digest of the source of the modules whose code decides a bootstrap interval (this one, aggregate,
     arrow_np, disk_cache) and of the numpy, DuckDB (its ``hash`` pairs the queries) and pyarrow versions:
-    part of every cached interval's key, so any edit of that code invalidates them. Computed once."""
-    global _CODE_VERSION
-    if _CODE_VERSION is None:
-        import duckdb
-        import pyarrow
+    part of every cached interval's key, so any edit of that code invalidates them. None when a source file
+    cannot be read (an installation without sources): intervals are then never cached."""
+    import duckdb
+    import pyarrow
 
-        from evalcore import arrow_np
+    from evalcore import arrow_np
 
-        digest = hashlib.blake2b(digest_size=16)
+    digest = hashlib.blake2b(digest_size=16)
+    try:
         for module in (__file__, aggregate.__file__, arrow_np.__file__, disk_cache.__file__):
             digest.update(Path(module).read_bytes())
-        digest.update(repr((np.__version__, duckdb.__version__, pyarrow.__version__)).encode())
-        _CODE_VERSION = digest.hexdigest()
-    return _CODE_VERSION
-
-
-_CODE_VERSION: str | None = None
+    except (OSError, TypeError):
+        return None
+    digest.update(repr((np.__version__, duckdb.__version__, pyarrow.__version__)).encode())
+    return digest.hexdigest()
 
 
 class _SumsDiskCache:
@@ -820,10 +820,11 @@ class Store:
         entry. The full key is stored in the entry and compared on read. On 10M per-query rows the computation
         is ~0.4 s of a new process's first Leaderboard (reading 1.25M rows, 1,000 resamples)."""
         states = [None if pd.isna(instruction_of.get(s)) else bool(instruction_of.get(s)) for s in systems]
+        code = _interval_code_version()
         key = repr((str(self.data_dir.resolve()), self.loaded_fingerprint, cond.benchmark, cond.metric,
                     cond.setting, cond.instruction, cond.precision, cond.tie_policy, list(systems), states,
-                    list(tasks), int(n), int(seed), _interval_code_version()))
-        entry = disk_cache.entry_path("intervals", _INTERVALS_CACHE_FOLDER, key, ".json")
+                    list(tasks), int(n), int(seed), code))
+        entry = None if code is None else disk_cache.entry_path("intervals", _INTERVALS_CACHE_FOLDER, key, ".json")
         stored = disk_cache.read_json(entry, key)
         if stored is not None:
             lo, hi = (np.asarray(stored.get(name, []), dtype=np.float64) for name in ("g_lo", "g_hi"))
@@ -833,7 +834,8 @@ class Store:
         lo, hi = aggregate.percentile_interval(g_samples, axis=0)
         lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
         if list(order) == list(systems):
-            disk_cache.write_json(entry, key, {"systems": list(systems), "g_lo": lo.tolist(), "g_hi": hi.tolist()})
+            disk_cache.write_json(entry, key, {"systems": list(systems), "g_lo": lo.tolist(), "g_hi": hi.tolist()},
+                                  keep=disk_cache.KEEP["intervals"])
         else:  # pragma: no cover - _bootstrap keeps the order it is given
             position = pd.Index(order).get_indexer(systems)
             lo, hi = lo[position], hi[position]

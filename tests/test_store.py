@@ -718,7 +718,7 @@ def test_a_rewritten_file_or_other_code_is_never_served_old_intervals(data_dir: 
     old = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
     calls = _count_bootstraps(monkeypatch)
     # other code computing the intervals (the source digest differs): computed again
-    monkeypatch.setattr(store_module, "_CODE_VERSION", "some other version of the code")
+    monkeypatch.setattr(store_module, "_interval_code_version", lambda: "some other version of the code")
     Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4)
     assert calls == [1]
     monkeypatch.undo()
@@ -752,3 +752,31 @@ def test_damaged_or_foreign_interval_entries_are_recomputed(data_dir: Path, inte
     entries[1].write_text(json.dumps(stored))
     Store(data_dir).leaderboard(Condition("bench"), bootstrap=60, seed=4)
     assert calls == [1, 1, 1]
+
+
+def test_without_readable_sources_intervals_are_computed_and_not_cached(data_dir: Path, interval_cache: Path,
+                                                                        monkeypatch):
+    from evalcore import store as store_module
+
+    assert store_module._interval_code_version() is not None  # this checkout has its sources
+    monkeypatch.setattr(store_module, "_interval_code_version", lambda: None)
+    calls = _count_bootstraps(monkeypatch)
+    for _ in range(2):
+        Store(data_dir).leaderboard(Condition("bench"), bootstrap=60, seed=4)
+    assert calls == [1, 1] and not list(interval_cache.rglob("*.json"))
+
+
+def test_the_code_digest_follows_the_source_of_the_modules_it_covers(tmp_path: Path, monkeypatch):
+    from evalcore import aggregate
+    from evalcore import store as store_module
+
+    store_module._interval_code_version.cache_clear()
+    original = store_module._interval_code_version()
+    edited = tmp_path / "aggregate.py"
+    edited.write_bytes(Path(aggregate.__file__).read_bytes() + b"\n# one edit\n")
+    monkeypatch.setattr(aggregate, "__file__", str(edited))
+    store_module._interval_code_version.cache_clear()
+    try:
+        assert store_module._interval_code_version() not in (None, original)
+    finally:
+        store_module._interval_code_version.cache_clear()
