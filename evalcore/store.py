@@ -830,15 +830,11 @@ class Store:
             lo, hi = (np.asarray(stored.get(name, []), dtype=np.float64) for name in ("g_lo", "g_hi"))
             if stored.get("systems") == list(systems) and lo.shape == hi.shape == (len(systems),):
                 return lo, hi
-        _, g_samples, order = self._bootstrap(cond, systems, tasks, instruction_of, n, seed)
+        _, g_samples, _ = self._bootstrap(cond, systems, tasks, instruction_of, n, seed)  # rows in `systems` order
         lo, hi = aggregate.percentile_interval(g_samples, axis=0)
         lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
-        if list(order) == list(systems):
-            disk_cache.write_json(entry, key, {"systems": list(systems), "g_lo": lo.tolist(), "g_hi": hi.tolist()},
-                                  keep=disk_cache.KEEP["intervals"])
-        else:  # pragma: no cover - _bootstrap keeps the order it is given
-            position = pd.Index(order).get_indexer(systems)
-            lo, hi = lo[position], hi[position]
+        disk_cache.write_json(entry, key, {"systems": list(systems), "g_lo": lo.tolist(), "g_hi": hi.tolist()},
+                              keep=disk_cache.KEEP["intervals"])
         return lo, hi
 
     def _bootstrap(

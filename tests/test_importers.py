@@ -235,17 +235,25 @@ def test_leaderboard_cli_formats(tmp_path: Path, capsys):
     assert main(["leaderboard", "--benchmark", "nope", "--data", str(data)]) == 2
 
 
-def test_ingest_hand_computed_and_refuses_duplicates(tmp_path: Path, capsys):
+def _ingest_args(tmp_path: Path, run_text: str, system: str) -> tuple[list[str], Path]:
+    """``evalcore ingest`` arguments for a TREC run (``run_text``) against qrels with d1 relevant to q1 and d3
+    to q2, into ``tmp_path/data`` (returned too)."""
     run = tmp_path / "run.tsv"
-    # q1: d1 (relevant) and d2 tie at the top; docid-desc puts d2 first -> oblivious = 1/log2(3)
-    # q2: the relevant document is alone at rank 1 -> 1.0 everywhere
-    run.write_text("q1\tQ0\td1\t1\t1.0\tx\nq1\tQ0\td2\t2\t1.0\tx\nq2\tQ0\td3\t1\t2.0\tx\nq2\tQ0\td4\t2\t1.0\tx\n")
+    run.write_text(run_text)
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
     data = tmp_path / "data"
-    args = ["ingest", "--run", str(run), "--qrels", str(qrels), "--system", "tiny-model", "--benchmark", "tiny",
+    return ["ingest", "--run", str(run), "--qrels", str(qrels), "--system", system, "--benchmark", "tiny",
             "--task", "T1", "--setting", "full", "--instruction", "no", "--precision", "fp32",
-            "--metrics", "ndcg@10", "--data", str(data)]
+            "--metrics", "ndcg@10", "--data", str(data)], data
+
+
+def test_ingest_hand_computed_and_refuses_duplicates(tmp_path: Path, capsys):
+    # q1: d1 (relevant) and d2 tie at the top; docid-desc puts d2 first -> oblivious = 1/log2(3)
+    # q2: the relevant document is alone at rank 1 -> 1.0 everywhere
+    args, data = _ingest_args(
+        tmp_path, "q1\tQ0\td1\t1\t1.0\tx\nq1\tQ0\td2\t2\t1.0\tx\nq2\tQ0\td3\t1\t2.0\tx\nq2\tQ0\td4\t2\t1.0\tx\n",
+        "tiny-model")
     assert main(args) == 0
     written = list((data / "ingested").glob("*.parquet"))
     assert len(written) == 1
@@ -270,14 +278,7 @@ def test_two_ingests_of_the_same_results_started_together_land_once(tmp_path: Pa
     from evalcore import importers
     from evalcore.commands import ingest
 
-    run = tmp_path / "run.tsv"
-    run.write_text("q1\tQ0\td1\t1\t1.0\tx\nq2\tQ0\td3\t1\t2.0\tx\n")
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text("q1 0 d1 1\nq2 0 d3 1\n")
-    data = tmp_path / "data"
-    args = ["ingest", "--run", str(run), "--qrels", str(qrels), "--system", "m", "--benchmark", "tiny",
-            "--task", "T1", "--setting", "full", "--instruction", "no", "--precision", "fp32",
-            "--metrics", "ndcg@10", "--data", str(data)]
+    args, data = _ingest_args(tmp_path, "q1\tQ0\td1\t1\t1.0\tx\nq2\tQ0\td3\t1\t2.0\tx\n", "m")
     a_writing, b_at_lock, release = threading.Event(), threading.Event(), threading.Event()
     real_write, real_lock = importers.write_compact_parquet, ingest.ingest_lock
 
