@@ -1,8 +1,10 @@
 """Metric names and parsing: a tiny measure language in the spirit of ir_measures.
 
 Canonical names are lower case: ``ndcg@10``, ``mrr@10``, ``recall@100``, ``p@1``, ``ap@100``.
-Accepted aliases: ``nDCG@10``, ``ndcg_cut_10`` / ``ndcg_cut.10`` (trec_eval), ``P@5`` / ``P_5``,
-``map@100`` / ``map_cut_100`` (= ``ap@100``), ``rr@10`` / ``recip_rank`` (= ``mrr``),
+Names are case-insensitive everywhere (``NDCG@10`` is ``ndcg@10``): :func:`canonical_metric` is the one
+place a name becomes canonical, for the engine, the CLI and the store alike. Accepted aliases: ``nDCG@10``,
+``ndcg_cut_10`` / ``ndcg_cut.10`` (trec_eval), ``ndcg_at_10`` / ``map_at_10`` / ``precision_at_1`` (MTEB),
+``P@5`` / ``P_5``, ``map@100`` / ``map_cut_100`` (= ``ap@100``), ``rr@10`` / ``recip_rank`` (= ``mrr``),
 ``accuracy`` (= ``p@1``, the RAR-b multiple-choice setting). A name without ``@k`` means the whole
 ranked list.
 
@@ -31,7 +33,8 @@ _ALIASES = {
     "ap": "ap", "map": "ap", "map_cut": "ap",
 }
 
-_PATTERN = re.compile(r"^\s*([a-z_]+?)(?:\s*(?:@|_|\.)\s*(\d+))?\s*$")
+_PATTERN = re.compile(r"^\s*([a-z_]+?)(?:\s*(?:@|_at_|_|\.)\s*([0-9]+))?\s*$")
+_MAX_CUTOFF = 10**9  # far beyond any ranked list; keeps k an ordinary integer everywhere downstream
 
 
 @dataclass(frozen=True, order=True)
@@ -59,9 +62,16 @@ def parse_metric(text: str) -> Metric:
         )
     name = _ALIASES[match.group(1)]
     k = None if match.group(2) is None else int(match.group(2))
-    if k is not None and k < 1:
-        raise ValueError(f"metric {text!r}: the cutoff k must be >= 1")
+    if k is not None and not 1 <= k <= _MAX_CUTOFF:
+        raise ValueError(f"metric {text!r}: expected a cutoff k from 1 to {_MAX_CUTOFF:,}")
     return Metric(name, k)
+
+
+def canonical_metric(text: str) -> str:
+    """The canonical name of a metric, whatever its spelling or case: ``canonical_metric("NDCG@10")`` and
+    ``canonical_metric("ndcg_cut_10")`` are ``"ndcg@10"``. ValueError (a readable one-line message) for an
+    unknown name."""
+    return str(parse_metric(text))
 
 
 def parse_metrics(metrics: str | Iterable[str | Metric]) -> list[Metric]:
