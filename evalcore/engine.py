@@ -50,9 +50,11 @@ def parse_tie_policy(text: str | TiePolicy) -> TiePolicy:
     if value in ("docid-desc", "docid-asc", "input-order"):
         return TiePolicy(value)
     if value.startswith("random:"):
-        seed_text = value.split(":", 1)[1]
-        if seed_text.isdigit() and len(seed_text) <= 19:
+        seed_text = value.split(":", 1)[1].strip()
+        if seed_text.isascii() and seed_text.isdigit() and len(seed_text) <= 19:  # '²'.isdigit() is True
             return TiePolicy("random", int(seed_text))
+        raise ValueError(f"tie policy {text!r}: expected random:SEED with SEED an integer of 1 to 19 digits "
+                         "0-9, e.g. random:42")
     raise ValueError(f"unknown tie policy {text!r}: expected one of {', '.join(TIE_POLICIES)}")
 
 

@@ -34,7 +34,7 @@ _ALIASES = {
 }
 
 _PATTERN = re.compile(r"^\s*([a-z_]+?)(?:\s*(?:@|_at_|_|\.)\s*([0-9]+))?\s*$")
-_MAX_CUTOFF = 10**9  # far beyond any ranked list; keeps k an ordinary integer everywhere downstream
+MAX_CUTOFF = 10**9  # far beyond any ranked list; keeps k an ordinary integer everywhere downstream
 
 
 @dataclass(frozen=True, order=True)
@@ -62,8 +62,8 @@ def parse_metric(text: str) -> Metric:
         )
     name = _ALIASES[match.group(1)]
     k = None if match.group(2) is None else int(match.group(2))
-    if k is not None and not 1 <= k <= _MAX_CUTOFF:
-        raise ValueError(f"metric {text!r}: expected a cutoff k from 1 to {_MAX_CUTOFF:,}")
+    if k is not None and not 1 <= k <= MAX_CUTOFF:
+        raise ValueError(f"metric {text!r}: expected a cutoff k from 1 to {MAX_CUTOFF:,}")
     return Metric(name, k)
 
 

@@ -296,6 +296,7 @@ def tie_stats(run: pa.Table | pd.DataFrame, k: int = 10) -> pd.DataFrame:
     sorted_queries = query_codes[order]
     sorted_scores = scores[order]
     n_rows = len(order)
+    cut = min(int(k), n_rows + 1)  # a k past every list acts like n_rows + 1 (and stays a machine integer)
 
     starts_query = np.ones(n_rows, bool)
     starts_query[1:] = sorted_queries[1:] != sorted_queries[:-1]
@@ -319,10 +320,10 @@ def tie_stats(run: pa.Table | pd.DataFrame, k: int = 10) -> pd.DataFrame:
     largest_group = (
         np.maximum.reduceat(group_sizes, query_first_group) if n_queries else np.zeros(0, np.int64)
     )
-    topk_tied = np.bincount(sorted_queries, weights=(rank0 < k) & row_in_tie, minlength=n_queries)
-    topk_tied_share = topk_tied / np.maximum(np.minimum(n_candidates, k), 1)
+    topk_tied = np.bincount(sorted_queries, weights=(rank0 < cut) & row_in_tie, minlength=n_queries)
+    topk_tied_share = topk_tied / np.maximum(np.minimum(n_candidates, cut), 1)
 
-    cutoff_rows = np.flatnonzero((rank0 == k - 1)[:-1]) if n_rows else np.zeros(0, np.int64)
+    cutoff_rows = np.flatnonzero((rank0 == cut - 1)[:-1]) if n_rows else np.zeros(0, np.int64)
     straddles = row_group[cutoff_rows] == row_group[cutoff_rows + 1]  # same group => same query
     tied_at_cutoff = np.zeros(n_queries, bool)
     tied_at_cutoff[sorted_queries[cutoff_rows[straddles]]] = True

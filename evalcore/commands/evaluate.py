@@ -29,15 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalcore.engine import SUMMARY_COLUMNS, evaluate_table, parse_tie_policy, summary_rows
+    from evalcore.commands._options import metrics_option, tie_policy_option
+    from evalcore.engine import evaluate_table, summary_rows
     from evalcore.errors import InputError
-    from evalcore.metrics import parse_metrics
 
-    try:
-        metrics = parse_metrics(args.metrics)
-        policy = parse_tie_policy(args.tie_policy)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    metrics = metrics_option(args.metrics)
+    policy = tie_policy_option(args.tie_policy)
     if args.engine == "spark":
         from evalcore.spark import evaluate_spark_paths
 

@@ -76,16 +76,17 @@ def _refuse_duplicates(store, args: argparse.Namespace, metrics: list[str], inst
 def run(args: argparse.Namespace) -> int:
     import uuid
 
+    from evalcore.commands._options import metrics_option, tie_policy_option
     from evalcore.engine import evaluate
     from evalcore.errors import InputError
     from evalcore.importers import write_compact_parquet
-    from evalcore.metrics import parse_metrics
     from evalcore.store import Store
 
     for name in ("system", "benchmark", "task", "precision"):
         if not getattr(args, name).strip():
             raise InputError(f"--{name} must not be empty")
-    metrics = [str(m) for m in parse_metrics(args.metrics)]
+    metrics = [str(m) for m in metrics_option(args.metrics)]
+    args.tie_policy = str(tie_policy_option(args.tie_policy))  # stored canonical: DOCID-DESC is docid-desc
     store = Store(args.data)
     instruction = YES_NO[args.instruction]
     _refuse_duplicates(store, args, metrics, instruction)
