@@ -11,8 +11,11 @@ Conventions shared with the engine:
   ``qid: string, docid: string, relevance: int64`` (>= 0), duplicates with equal grades collapsed.
 - blank (whitespace-only) lines are skipped everywhere, but line numbers in messages are physical
   line numbers of the file (a UTF-8 BOM and CRLF line ends are accepted).
-- ids are always strings exactly as written ("007" stays "007"); a JSON number id becomes its
-  decimal text.
+- ids are always strings as written ("007" stays "007"); a JSON number id becomes its decimal text
+  (a float id of magnitude 2^53 or more is refused: float64 cannot keep such ids apart). Unquoted ids
+  and values of text formats (TREC, CSV/TSV fields) are trimmed of Unicode whitespace at both ends (a
+  no-break space included), so the same id matches whichever text format it comes in; quoted CSV
+  fields, JSON strings and parquet values are taken as stored.
 """
 from __future__ import annotations
 
@@ -247,7 +250,10 @@ def _first_true(mask: pa.Array | pa.ChunkedArray) -> int | None:
     return int(hits[0]) if len(hits) else None
 
 
-def _split_whitespace_columns(lines: _Lines, path: Path, n_columns: int, layout: str) -> list[pa.Array]:
+def _split_whitespace_columns(lines: _Lines, path: Path, n_columns: int, layout: str,
+                              used: tuple[int, ...] = ()) -> list[pa.Array]:
+    """The columns of a whitespace-separated file (split at ASCII whitespace, as trec_eval does); the ``used``
+    ones are trimmed of Unicode whitespace (a no-break space...) at both ends, as CSV fields are."""
     fields = pc.ascii_split_whitespace(lines.text)
     counts = pc.list_value_length(fields)
     bad = _first_true(pc.not_equal(counts, n_columns))
@@ -255,7 +261,8 @@ def _split_whitespace_columns(lines: _Lines, path: Path, n_columns: int, layout:
         found = counts[bad].as_py()
         raise _fail(f"expected {n_columns} whitespace-separated columns ({layout}), found {found}",
                     path, lines.numbers, bad)
-    return [pc.list_element(fields, i) for i in range(n_columns)]
+    return [pc.utf8_trim_whitespace(pc.list_element(fields, i)) if i in used else pc.list_element(fields, i)
+            for i in range(n_columns)]
 
 
 # ----------------------------------------------------------------------------- CSV / TSV
@@ -398,18 +405,26 @@ def _as_id(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: L
             raise _fail(f"expected UTF-8 text for {name}", path, numbers,
                         _first_failing_row(values, lambda part: part.validate(full=True))) from None
         return values
+    _check_id_type(values.type, name, path, numbers)
     if pa.types.is_floating(values.type):
-        return _float_ids_as_text(values)
-    if pa.types.is_integer(values.type) or pa.types.is_large_string(values.type) \
-            or pa.types.is_string_view(values.type) or pa.types.is_binary(values.type) \
-            or pa.types.is_large_binary(values.type):
-        try:
-            return values.cast(pa.string())
-        except pa.ArrowInvalid:
-            raise _fail(f"expected UTF-8 text for {name}", path, numbers,
-                        _first_failing_row(values, lambda part: part.cast(pa.string()))) from None
-    # every row of a typed column has that type: name the first one
-    raise _fail(f"expected column {name} to hold strings or integers, found {values.type}", path, numbers, 0)
+        return _float_ids_as_text(values, name, path, numbers)
+    try:
+        return values.cast(pa.string())
+    except pa.ArrowInvalid:
+        raise _fail(f"expected UTF-8 text for {name}", path, numbers,
+                    _first_failing_row(values, lambda part: part.cast(pa.string()))) from None
+
+
+def _check_id_type(arrow_type: pa.DataType, name: str, path: Path, numbers: LineNumbers) -> None:
+    """Ids are text, integers or (pandas' doing) floats; a list, struct, date... column is refused at its first
+    row (every row of a typed column has that type)."""
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if not (pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+            or pa.types.is_string_view(arrow_type) or pa.types.is_binary(arrow_type)
+            or pa.types.is_large_binary(arrow_type) or pa.types.is_integer(arrow_type)
+            or pa.types.is_floating(arrow_type)):
+        raise _fail(f"expected column {name} to hold strings or integers, found {arrow_type}", path, numbers, 0)
 
 
 def _is_plain_string_dictionary(values: pa.Array) -> bool:
@@ -419,8 +434,19 @@ def _is_plain_string_dictionary(values: pa.Array) -> bool:
             and pc.count_distinct(dictionary).as_py() == len(dictionary) and dictionary.null_count == 0)
 
 
-def _float_ids_as_text(values: pa.Array) -> pa.Array:
-    """1.0 -> "1" (ids stored as floats by pandas when a column had missing values)."""
+def _float_ids_as_text(values: pa.Array, name: str, path: Path, numbers: LineNumbers) -> pa.Array:
+    """1.0 -> "1", 2.5 -> "2.5" (ids stored as floats by pandas when a column had missing values, or JSON
+    numbers). A float id of magnitude 2^53 or more is refused: float64 no longer holds every integer there, so
+    distinct ids may already have been merged by whoever wrote them as floats (1e20 and 1e20 + 1 are one
+    float), and those above 2^63 would wrap through int64. NaN and infinities are no ids either."""
+    values = values.cast(pa.float64())
+    bad = _first_true(pc.invert(pc.is_finite(values)))
+    if bad is not None:
+        raise _fail(f"expected a {name}, found {values[bad].as_py()!r}", path, numbers, bad)
+    bad = _first_true(pc.greater_equal(pc.abs(values), arrow_np.scalar(2.0**53, pa.float64())))
+    if bad is not None:
+        raise _fail(f"expected {name}s stored as text or integers: {values[bad].as_py()!r} is a float beyond 2^53, "
+                    "where float64 no longer tells neighbouring integers apart", path, numbers, bad)
     integral = pc.equal(pc.floor(values), values)
     as_int = pc.cast(pc.if_else(integral, values, 0.0), pa.int64(), safe=False).cast(pa.string())
     return pc.if_else(integral, as_int, values.cast(pa.string()))
@@ -473,12 +499,19 @@ def _as_grades(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumb
             raise _fail(f"{expected} that fits in 64 bits, found {_shown(values[row].as_py())}",
                         path, numbers, row) from None
     elif pa.types.is_integer(values.type) or pa.types.is_boolean(values.type):
+        if pa.types.is_uint64(values.type):  # above 2^63 - 1 no int64 holds it
+            bad = _first_true(pc.greater(values, arrow_np.scalar(2**63 - 1, pa.uint64())))
+            if bad is not None:
+                raise _fail(f"{expected} that fits in 64 bits, found {values[bad].as_py()}", path, numbers, bad)
         grades = values.cast(pa.int64())
     elif pa.types.is_floating(values.type):
         integral = pc.and_(pc.is_finite(values), pc.equal(pc.floor(values), values))
         bad = _first_true(pc.invert(integral))
         if bad is not None:
             raise _fail(f"{expected}, found {values[bad].as_py()!r}", path, numbers, bad)
+        bad = _first_true(pc.greater_equal(pc.abs(values.cast(pa.float64())), arrow_np.scalar(2.0**63, pa.float64())))
+        if bad is not None:  # 1e30, 9.3e18: integral, but no int64 holds them
+            raise _fail(f"{expected} that fits in 64 bits, found {values[bad].as_py()!r}", path, numbers, bad)
         grades = values.cast(pa.int64())
     else:
         raise _fail(f"expected an integer relevance column, found {values.type}", path, numbers, 0)
@@ -563,7 +596,7 @@ def _require_rows(n_rows: int, path: Path, what: str) -> None:
 def _read_trec_run(path: Path) -> tuple[pa.Table, LineNumbers]:
     lines = _read_lines(path)
     _require_rows(len(lines.text), path, "run")
-    qids, _, docids, _, scores, _ = _split_whitespace_columns(lines, path, 6, _TREC_RUN_LAYOUT)
+    qids, _, docids, _, scores, _ = _split_whitespace_columns(lines, path, 6, _TREC_RUN_LAYOUT, (0, 2, 4))
     return _canonical_run(qids, docids, scores, path, lines.numbers), lines.numbers
 
 
@@ -918,6 +951,8 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
         parquet_file = _open_parquet(path)
         picked = _pick_parquet_columns(parquet_file, RUN_COLUMN_NAMES, path)
         _require_rows(parquet_file.metadata.num_rows, path, "run")
+        for name in ("qid", "docid"):  # before reading qids dictionary-encoded (a list column has no such path)
+            _check_id_type(parquet_file.schema_arrow.field(picked[name]).type, name, path, LineNumbers(1))
         try:
             grouped = _parquet_is_grouped(path, picked["qid"])
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # damaged pages, invalid UTF-8 ids
@@ -1001,7 +1036,7 @@ def read_qrels(path: str | Path, *, fmt: str | None = None) -> pa.Table:
     if fmt == "trec":
         lines = _read_lines(path)
         _require_rows(len(lines.text), path, "qrels")
-        qids, _, docids, grades = _split_whitespace_columns(lines, path, 4, _TREC_QRELS_LAYOUT)
+        qids, _, docids, grades = _split_whitespace_columns(lines, path, 4, _TREC_QRELS_LAYOUT, (0, 2, 3))
         columns, numbers = {"qid": qids, "docid": docids, "relevance": grades}, lines.numbers
     elif fmt == "parquet":
         columns, numbers = _read_parquet_table(path, QRELS_COLUMN_NAMES, "qrels"), LineNumbers(1)
@@ -1129,8 +1164,9 @@ def _ranks_by_score(run: pa.Table) -> pa.Array:
 
 
 def _trec_text(run: pa.Table, tags: pa.Array | None, path: Path) -> pa.Array:
-    for name in ("qid", "docid"):
-        bad = _first_true(pc.or_(pc.match_substring_regex(run[name], r"\s"), pc.equal(run[name], "")))
+    for name in ("qid", "docid"):  # ids that would not read back as they are: a split or a trimmed id
+        unreadable = pc.or_(pc.match_substring_regex(run[name], r"\s"), pc.equal(run[name], ""))
+        bad = _first_true(pc.or_(unreadable, pc.not_equal(pc.utf8_trim_whitespace(run[name]), run[name])))
         if bad is not None:
             raise ValueError(f"cannot write {name} {run[name][bad].as_py()!r} (row {bad + 1}) to TREC text "
                              f"{path}: ids must be non-empty and contain no whitespace")

@@ -689,3 +689,99 @@ def test_cheap_duplicate_check_sees_ids_that_differ_only_late_or_by_length() -> 
     assert not formats._has_repeated_pairs(table.slice(0, 7))
     hashes = string_hashes(pa.array(docids[:7]))
     assert len(set(hashes.tolist())) == 7
+
+
+# ----------------------------------------------------------------------------- issue 16: values no reader may misread
+
+@pytest.mark.parametrize("grade, arrow_type", [
+    (1e30, pa.float64()), (9.3e18, pa.float64()), (1e19, pa.float64()), (2.0**63, pa.float64()),
+    (-1e30, pa.float64()), (2**64 - 1, pa.uint64()), (2**63, pa.uint64()),
+])
+def test_parquet_grades_beyond_int64_are_an_input_error(tmp_path: Path, grade, arrow_type) -> None:
+    """They crashed in Arrow's cast (ArrowInvalid ... truncated converting to int64)."""
+    path = tmp_path / "qrels.parquet"
+    pq.write_table(pa.table({"qid": ["q", "q"], "docid": ["a", "b"],
+                             "relevance": pa.array([1, grade], arrow_type)}), path)
+    with raises_at(path, 2, "expected a non-negative integer relevance grade"):
+        read_qrels(path)
+
+
+def test_the_largest_int64_grade_is_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.parquet"
+    pq.write_table(pa.table({"qid": ["q"], "docid": ["a"], "relevance": pa.array([2**63 - 1], pa.uint64())}), path)
+    assert read_qrels(path)["relevance"].to_pylist() == [2**63 - 1]
+
+
+@pytest.mark.parametrize("grade", ["1e30", "9.3e18", "1e19"])
+def test_jsonl_grades_beyond_int64_are_an_input_error(tmp_path: Path, grade: str) -> None:
+    path = write_text(tmp_path / "qrels.jsonl", '{"qid": "q", "docid": "a", "relevance": 1}\n\n'
+                      f'{{"qid": "q", "docid": "b", "relevance": {grade}}}\n')
+    with raises_at(path, 3, "that fits in 64 bits"):
+        read_qrels(path)
+
+
+@pytest.mark.parametrize("ids", [[1e20, 2e20], [2.0**53, 2.0**53 + 2], [-1e300, 1e300]])
+def test_float_ids_beyond_two_to_the_53_are_refused_not_merged(tmp_path: Path, ids) -> None:
+    """1e20 and 2e20 both became int64's minimum and were one query (MRR 1.0 instead of 0.75)."""
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"qid": pa.array(ids, pa.float64()), "docid": ["a", "a"], "score": [1.0, 1.0]}), path)
+    for read in (read_run, lambda p: pa.concat_tables(iter_run_chunks(p, check_duplicates=False))):
+        with raises_at(path, 1, "expected qids stored as text or integers", "beyond 2^53"):
+            read(path)
+    qrels = write_text(tmp_path / "qrels.jsonl", "".join(f'{{"qid": {q!r}, "docid": "a", "relevance": 1}}\n'
+                                                           for q in ids))
+    with raises_at(qrels, 1, "beyond 2^53"):
+        read_qrels(qrels)
+
+
+def test_float_ids_below_two_to_the_53_stay_distinct_text(tmp_path: Path) -> None:
+    path = tmp_path / "run.parquet"
+    ids = [1.0, 2.5, 2.0**53 - 1, -3.0, 0.1 + 0.2]
+    pq.write_table(pa.table({"qid": pa.array(ids), "docid": ["a"] * 5, "score": [1.0] * 5}), path)
+    assert read_run(path)["qid"].to_pylist() == ["1", "2.5", str(2**53 - 1), "-3", "0.30000000000000004"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_nan_and_infinite_float_ids_are_refused(tmp_path: Path, bad: float) -> None:
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"qid": [1.0, bad], "docid": ["a", "b"], "score": [1.0, 1.0]}), path)
+    with raises_at(path, 2, "expected a qid"):
+        read_run(path)
+
+
+@pytest.mark.parametrize("column", ["qid", "docid"])
+@pytest.mark.parametrize("values", [[["q"], ["r"]], [{"x": 1}, {"x": 2}]])
+def test_a_list_or_struct_id_column_is_refused_on_every_read_path(tmp_path: Path, column: str, values) -> None:
+    """A list qid column crashed the engine's stream (a dictionary read of a nested column: KeyError)."""
+    path = tmp_path / "run.parquet"
+    columns = {"qid": ["q", "r"], "docid": ["a", "b"], "score": [1.0, 2.0]}
+    columns[column] = values
+    pq.write_table(pa.table(columns), path)
+    for read in (read_run, lambda p: list(iter_run_chunks(p, check_duplicates=False)), lambda p: list(iter_run_chunks(p))):
+        with raises_at(path, 1, f"expected column {column} to hold strings or integers"):
+            read(path)
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2007", "\u3000", "\u2009"])
+def test_unicode_spaces_around_ids_are_trimmed_alike_in_trec_and_csv(tmp_path: Path, space: str) -> None:
+    """NBSP was trimmed from CSV fields but kept in TREC ids, so the same id did not match (MRR 0.0 for 1.0)."""
+    from evalcore import evaluate
+
+    trec_run = write_text(tmp_path / "run.trec", f"q1{space} Q0 {space}d1 1 1.0{space} t\nq1 Q0 d2 2 0.5 t\n")
+    csv_run = write_text(tmp_path / "run.csv", f"qid,docid,score\nq1{space},{space}d1,1.0{space}\nq1,d2,0.5\n")
+    assert read_run(trec_run).to_pylist() == read_run(csv_run).to_pylist()
+    assert read_run(trec_run)["qid"].to_pylist() == ["q1", "q1"]
+    csv_qrels = write_text(tmp_path / "qrels.csv", f"qid,docid,relevance\n{space}q1,d1{space},1\n")
+    trec_qrels = write_text(tmp_path / "qrels.txt", f"{space}q1 0 d1{space} 1{space}\n")
+    assert read_qrels(trec_qrels).to_pylist() == read_qrels(csv_qrels).to_pylist()
+    for run in (trec_run, csv_run):
+        for qrels in (trec_qrels, csv_qrels):
+            result = evaluate(run, qrels, ["mrr@10"])
+            assert result["oblivious"].tolist() == [1.0], (run.name, qrels.name)
+
+
+def test_trec_writer_refuses_ids_that_would_not_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "out.trec"
+    with pytest.raises(ValueError, match="no whitespace"):
+        write_run(run_table(["q\u00a0"], ["d"], [1.0]), path)
+    assert not path.exists()
