@@ -35,6 +35,7 @@ from evalcore.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data"
 TRIALS = int(os.environ.get("TIEBREAK_KILL_TRIALS", "4"))
+EXTRA_AIMED = 12  # at most this many more trials to see a kill land during a write
 COMMAND_SECONDS = 120
 
 pytestmark = pytest.mark.slow
@@ -132,8 +133,8 @@ WRITERS = ["evaluate --per-query", "ties --per-query", "simulate (parquet)", "si
            "import-mteb", "import-r2med"]
 
 
-def kill_somewhere(argv: list[str], target: Path, delay: float | None, rng: random.Random) -> str:
-    """Start the command and SIGKILL it: after ``delay`` s, or (delay None) 0-50 ms after a temp file
+def kill_somewhere(argv: list[str], target: Path, delay: float | None, rng: random.Random, aim: float = 0.05) -> str:
+    """Start the command and SIGKILL it: after ``delay`` s, or (delay None) 0-``aim`` s after a temp file
     appears in ``target``. Returns 'killed' or 'finished' (it ended before the kill)."""
     process = evalcore_process(argv)
     deadline = time.monotonic() + COMMAND_SECONDS
@@ -151,7 +152,7 @@ def kill_somewhere(argv: list[str], target: Path, delay: float | None, rng: rand
                 if time.monotonic() > deadline:
                     raise AssertionError(f"{argv} neither wrote nor ended in {COMMAND_SECONDS}s")
                 time.sleep(0.001)
-            time.sleep(rng.uniform(0, 0.05))
+            time.sleep(rng.uniform(0, aim))
         if process.poll() is not None:
             return "finished"
         process.send_signal(signal.SIGKILL)
@@ -182,11 +183,13 @@ def test_sigkill_leaves_the_target_unchanged_or_complete(tmp_path, inputs, name)
 
     rng = random.Random(f"{name}-{TRIALS}")
     outcomes = {"killed": 0, "finished": 0, "unchanged": 0, "complete": 0, "temp_left": 0}
-    for trial in range(TRIALS):
+    trial = 0
+    # after the planned trials, kills aimed at the temp file's appearance (no wait) until one lands mid-write
+    while trial < TRIALS or (not outcomes["temp_left"] and trial < TRIALS + EXTRA_AIMED):
         target = tmp_path / f"trial{trial}"
         shutil.copytree(template, target)
-        delay = rng.uniform(0, duration * 1.05) if trial % 2 == 0 else None
-        outcomes[kill_somewhere(spec["argv"](target), target, delay, rng)] += 1
+        delay = rng.uniform(0, duration * 1.05) if trial % 2 == 0 and trial < TRIALS else None
+        outcomes[kill_somewhere(spec["argv"](target), target, delay, rng, 0.05 if trial < TRIALS else 0)] += 1
         after = snapshot(target)
         shown = visible(after)
         leftovers = set(after) - set(shown)
@@ -218,5 +221,8 @@ def test_sigkill_leaves_the_target_unchanged_or_complete(tmp_path, inputs, name)
         for parquet in target.rglob("*.parquet"):
             pq.read_table(parquet)  # every visible parquet reads in full
         shutil.rmtree(target)
-    print(f"{name}: {TRIALS} trials, command {duration:.2f}s, {outcomes}")
-    assert outcomes["killed"] + outcomes["finished"] == TRIALS
+        trial += 1
+    print(f"{name}: {trial} trials, command {duration:.2f}s, {outcomes}")
+    assert outcomes["killed"] + outcomes["finished"] == trial
+    # a kill left the writer's temp file behind: it landed between the temp's creation and its rename
+    assert outcomes["temp_left"] >= 1, f"no kill landed during a write in {trial} trials: {outcomes}"
