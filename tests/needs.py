@@ -6,7 +6,9 @@ a failure: CI installs everything and has the sources, so a skip there would hid
 
     from needs import require_source, require_module
     RARB = require_source("rarb-mcr")           # inside a test or fixture: the folder, or skip / fail
-    pytrec_eval = require_module("pytrec_eval")  # the module, or skip / fail
+    pytrec_eval = require_module("pytrec_eval")  # the module, or skip / fail (at module level: the module's tests)
+
+Never for the project's own modules: a broken ``evalcore`` must fail its tests, not skip them.
 """
 from __future__ import annotations
 
@@ -26,10 +28,10 @@ def in_ci(environ: dict | None = None) -> bool:
 
 
 def missing(reason: str) -> None:
-    """Skip this test with ``reason``; in CI, fail it instead."""
+    """Skip this test (or, called at import time, the whole module) with ``reason``; in CI, fail instead."""
     if in_ci():
         pytest.fail(f"needed in CI but missing: {reason}", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def require_source(name: str) -> Path:

@@ -17,8 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import evalcore
-
-pytrec_eval = pytest.importorskip("pytrec_eval")
+from needs import require_module
 
 
 def random_run(seed: int, n_queries: int = 60, max_docs: int = 60, levels: int = 6, graded: bool = True,
@@ -43,6 +42,7 @@ def random_run(seed: int, n_queries: int = 60, max_docs: int = 60, levels: int =
 # ids of 1 word, several 8-byte words, and past the word-key limit (arrow sorts those)
 @pytest.mark.parametrize("seed,id_prefix", [(s, "") for s in range(6)] + [(6, "doc/0123456789-"), (7, "x" * 70)])
 def test_docid_desc_oblivious_equals_pytrec_eval(seed, id_prefix):
+    pytrec_eval = require_module("pytrec_eval")
     run, qrels = random_run(seed, id_prefix=id_prefix)
     measures = {"ndcg_cut.1,5,10,20", "recall.5,10,100", "P.1,5,10", "map_cut.5,10,100", "recip_rank"}
     reference = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
@@ -67,7 +67,7 @@ def test_include_missing_adds_qrels_queries_as_zeros():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_expected_ndcg_equals_sklearn_with_ties(seed):
-    from sklearn.metrics import ndcg_score
+    ndcg_score = require_module("sklearn.metrics").ndcg_score
 
     rng = np.random.default_rng(seed)
     for _ in range(30):
@@ -86,7 +86,7 @@ def test_expected_ndcg_equals_sklearn_with_ties(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_agrees_with_trm_where_conventions_match(seed):
-    import trm
+    trm = require_module("trm")
 
     rng = np.random.default_rng(seed)
     k_list = [1, 3, 5, 10]

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from evalcore import formats
 from evalcore.errors import InputError
 from evalcore.id_keys import string_hashes
+from needs import require_source
+
 from evalcore.formats import (
     atomic_path,
     detect_qrels_format,
@@ -28,7 +30,6 @@ from evalcore.formats import (
     write_run,
 )
 
-R2MED_QRELS = Path(__file__).resolve().parents[2] / "shared/data/r2med-paper/demo-dataset/Biology-demo/qrels.jsonl"
 RUN_EXTENSIONS = ("trec", "csv", "tsv", "jsonl", "parquet")
 
 
@@ -166,8 +167,8 @@ def test_beir_qrels_tsv(tmp_path: Path) -> None:
                                             {"qid": "007", "docid": "doc-2", "relevance": 2}]
 
 
-@pytest.mark.skipif(not R2MED_QRELS.exists(), reason="shared R2MED demo data not present")
 def test_r2med_qrels_jsonl_matches_a_plain_json_parse() -> None:
+    R2MED_QRELS = require_source("r2med-paper") / "demo-dataset" / "Biology-demo" / "qrels.jsonl"
     records = [json.loads(line) for line in R2MED_QRELS.read_text().splitlines() if line.strip()]
     qrels = read_qrels(R2MED_QRELS)
     assert qrels.column("qid").to_pylist() == [str(r["q_id"]) for r in records]

@@ -433,7 +433,7 @@ def test_summarize_ties_against_hand_means():
 
 # ----------------------------------------------------------------------------- what-if (needs the engine)
 def test_what_if_stacks_three_conditions():
-    engine = pytest.importorskip("evalcore.engine")
+    from evalcore import engine
     run = random_logit_run(40, 30, 16)
     rng = np.random.default_rng(17)
     qrels = pa.table({

@@ -14,7 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-pytest.importorskip("pyspark")
+from needs import require_module  # noqa: E402
+
+require_module("pyspark")
 
 from evalcore.engine import evaluate  # noqa: E402
 from evalcore.spark import evaluate_spark, evaluate_spark_paths, spark_session  # noqa: E402

@@ -11,10 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from needs import require_module
 
-pytest.importorskip("pytrec_eval")
-pytest.importorskip("duckdb")
+require_module("pytrec_eval")
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "bench" / "bench_metrics.py"

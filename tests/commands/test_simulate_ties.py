@@ -14,8 +14,6 @@ import pytest
 
 from evalcore.cli import main
 
-pytest.importorskip("evalcore.formats")
-
 
 def bf16_round(values: np.ndarray) -> np.ndarray:
     """Round-to-nearest-even float32 -> bfloat16 via the bit trick (finite inputs), returned as float32."""

@@ -30,8 +30,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from evalcore.cli import main
+from needs import require_module
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+pytrec_eval = require_module("pytrec_eval")
 
 ROOT = Path(__file__).resolve().parents[2]
 CALL_SECONDS = 30  # one in-process CLI call on a few hundred rows takes well under a second

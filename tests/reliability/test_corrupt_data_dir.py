@@ -21,6 +21,7 @@ import pytest
 
 from evalcore.cli import main
 from evalcore.store import Condition, Store
+from needs import require_module
 
 SYSTEMS = ["alpha", "beta"]
 TASKS = ["T1", "T2"]
@@ -159,8 +160,7 @@ def test_invalid_utf8_in_result_strings_is_skipped(tmp_path):
 
 def test_dashboard_lists_skipped_files_and_draws_the_rest(corrupt_dir, monkeypatch):
     """The app side: the sidebar names every skipped file and why; the leaderboard still draws."""
-    pytest.importorskip("streamlit")
-    from streamlit.testing.v1 import AppTest
+    AppTest = require_module("streamlit.testing.v1").AppTest
 
     data, expected = corrupt_dir
     monkeypatch.setenv("TIEBREAK_DATA", str(data))

@@ -30,10 +30,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from evalcore import sources
 from evalcore.store import Store
+from needs import require_source
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = sources.sources_root()
 TRIALS = int(os.environ.get("TIEBREAK_KILL_TRIALS", "4"))
 EXTRA_AIMED = 12  # at most this many more trials to see a kill land during a write
 COMMAND_SECONDS = 120
@@ -166,7 +168,7 @@ def kill_somewhere(argv: list[str], target: Path, delay: float | None, rng: rand
 def test_sigkill_leaves_the_target_unchanged_or_complete(tmp_path, inputs, name):
     spec = writers(inputs)[name]
     if "needs" in spec and not spec["needs"].exists():
-        pytest.skip(f"{spec['needs']} not present")
+        require_source(spec["needs"].name)
     # the state before, and the complete output of an uninterrupted run
     template = tmp_path / "template"
     template.mkdir()

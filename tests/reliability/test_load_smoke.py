@@ -6,11 +6,12 @@ the server's RSS was sampled. The full figure (20 sessions, 60 s) is ``python be
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
 import pytest
+
+from needs import missing, require_module
 
 pytestmark = pytest.mark.browser
 
@@ -26,17 +27,15 @@ def load_module():
 
 
 def unavailable(reason: str):
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the load smoke test cannot run in CI: {reason}")
-    pytest.skip(reason)
+    missing(f"the load smoke test cannot run: {reason}")
 
 
 def test_three_sessions_for_ten_seconds_without_errors(tmp_path):
     load_test = load_module()
     if not Path(load_test.CHROMIUM).exists():
         unavailable(f"{load_test.CHROMIUM} not found (apt-get install chromium)")
-    pytest.importorskip("playwright")
-    pytest.importorskip("psutil")
+    require_module("playwright")
+    require_module("psutil")
     figures = load_test.run_load(sessions=3, duration=10, data_dir=ROOT / "data", seed=1, timeout_s=60,
                                  log_path=tmp_path / "streamlit.log")
     report = load_test.markdown(figures)

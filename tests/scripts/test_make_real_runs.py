@@ -17,9 +17,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from evalcore import sources
+from evalcore.store import Store
+from needs import require_module, require_source
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = REPO_ROOT / "scripts" / "make_real_runs.py"
-RARB_MCR = Path(os.environ.get("TIEBREAK_RARB_MCR", REPO_ROOT.parent / "shared" / "data" / "rarb-mcr"))
+RARB_MCR = sources.source_dir(sources.RARB_MCR)
 TASK = "WinoGrande"
 N_QUERIES = 200  # enough queries that bf16's extra ties at rank 10 are not a matter of luck
 QUERY_METRIC_COLUMNS = {"system", "benchmark", "task", "setting", "instruction", "precision", "qid", "metric",
@@ -99,7 +103,8 @@ def run_script(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def slice_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for module in MODEL_MODULES:
-        pytest.importorskip(module)
+        require_module(module, "bash scripts/install-dev.sh (requirements-models.txt)")
+    require_source(sources.RARB_MCR)
     assert (RARB_MCR / "winogrande-test.csv").exists(), f"RAR-b MCR data not found at {RARB_MCR}"
     root = tmp_path_factory.mktemp("real_runs")
     done = run_script("--tasks", TASK, "--limit-queries", str(N_QUERIES), "--data", str(RARB_MCR),
@@ -226,11 +231,7 @@ def test_rerun_reuses_the_embedding_cache(slice_output: Path) -> None:
 @pytest.mark.models
 @pytest.mark.slow
 def test_output_loads_in_the_store(slice_output: Path, query_metrics: pd.DataFrame) -> None:
-    store_module = pytest.importorskip("evalcore.store")
-    try:
-        store = store_module.Store(slice_output / "data")
-    except NotImplementedError:
-        pytest.skip("evalcore.store.Store is not implemented yet")
+    store = Store(slice_output / "data")
     assert not store.skipped, store.skipped
     count = store.cursor().execute("select count(*) from query_metrics").fetchone()[0]
     assert count == len(query_metrics)
