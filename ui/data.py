@@ -1,37 +1,46 @@
-"""The dashboard's only door to data: one cached :class:`evalcore.store.Store` per data dir, cached queries.
+"""The dashboard's data API: one function per question a page asks, each a typed call into
+:class:`evalcore.store.Store`, cached.
 
-Pages call :func:`query` with a store method name and its arguments; results are cached with
-``st.cache_data`` keyed by (data dir, data fingerprint, method, arguments), so dropping a new parquet file
-into the data dir shows up on the next interaction, and identical views across sessions share one result.
+A page first takes a :class:`Snapshot` of its data folder (:func:`snapshot`: the folder and the fingerprint of
+its parquet files as the store loaded them), then asks questions of it::
+
+    data = snapshot(data_dir)
+    board = leaderboard(data, cond, systems=("e5-small", "bge-large"))
+
+**The one cache.** Each question's answer is kept by ``st.cache_data`` under *the snapshot and the question's
+arguments*: new, changed or removed files give a new fingerprint and thus fresh answers; the same question from
+any browser session is answered once. (The store itself is opened once per process and data folder,
+``st.cache_resource``, and rescanned when its files change.)
 """
 from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import logging
 import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
+import pandas as pd
 import streamlit as st
 
-from evalcore.store import Store
-from ui import prefetch as prefetcher
+from evalcore.store import DATA_ENV, Condition, Gap, Leaderboard, PairedTest, RankFlips, SkippedFile, Store
 
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = APP_ROOT / "data"
-ENV_VAR = "TIEBREAK_DATA"
+LEADERBOARD_BOOTSTRAP = 1000
+"""Resamples of queries per task behind the Leaderboard's G intervals and rank intervals."""
+RESCAN_SECONDS = 2.0
+"""How often (at most) a data folder is checked for added, removed or changed parquet files."""
 
-# Store methods the pages may call through :func:`query` (anything else is refused).
-QUERY_METHODS = frozenset({
-    "facets", "systems", "task_table", "leaderboard", "tie_summary", "rank_flips", "instruction_gap",
-    "mcr_vs_full", "compare", "query_diff", "paired_test", "runs",
-})
-_STALE_CHECK_SECONDS = 2.0
-_reload_lock = threading.Lock()
+Systems = Iterable[str] | None  # None = every system
 
 
 def data_dir_from(argv: list[str] | None = None, environ: dict | None = None) -> Path:
@@ -40,96 +49,179 @@ def data_dir_from(argv: list[str] | None = None, environ: dict | None = None) ->
     parser.add_argument("--data", default=None)
     args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     environ = os.environ if environ is None else environ
-    chosen = args.data or environ.get(ENV_VAR) or DEFAULT_DATA_DIR
+    chosen = args.data or environ.get(DATA_ENV) or DEFAULT_DATA_DIR
     return Path(chosen).expanduser().resolve()
 
 
+# -------------------------------------------------------------------------------------------- the store
+@dataclass(frozen=True)
+class Snapshot:
+    """A data folder as the store loaded it: the folder and the fingerprint of its parquet files then."""
+
+    data_dir: Path
+    fingerprint: str
+
+
 @st.cache_resource(show_spinner=False)
-def _store_for(data_dir: str) -> Store:
+def _store(data_dir: str) -> Store:
     return Store(data_dir)
 
 
-class _Checked:
-    """When each store was last checked for new files, and the data fingerprint seen then (per process)."""
-
-    at: dict[str, float] = {}
-    fingerprint: dict[str, str] = {}
+_last_scan: dict[str, tuple[float, str]] = {}  # data dir -> (when its files were last checked, fingerprint)
+_rescan_lock = threading.Lock()
 
 
-def store(data_dir: Path) -> Store:
-    """The shared store for ``data_dir``; rescans the folder when files were added, removed or changed."""
+def snapshot(data_dir: Path) -> Snapshot:
+    """The data folder's current :class:`Snapshot`; opens its store on first use and reloads it when files
+    were added, removed or changed (checked at most every :data:`RESCAN_SECONDS`)."""
     key = str(data_dir)
-    shared = _store_for(key)
+    store = _store(key)
     now = time.monotonic()
-    if now - _Checked.at.get(key, 0.0) >= _STALE_CHECK_SECONDS:
-        _Checked.at[key] = now
-        with _reload_lock:
-            if shared.is_stale():
+    checked_at, fingerprint = _last_scan.get(key, (-RESCAN_SECONDS, ""))
+    if now - checked_at >= RESCAN_SECONDS:
+        with _rescan_lock:
+            if store.is_stale():
                 LOG.info("data under %s changed; reloading", key)
-                shared.reload()
-            # the version the tables were built from (a file changing after the reload is caught next time)
-            _Checked.fingerprint[key] = shared.loaded_fingerprint
-    # One DuckDB cursor per browser session (renewed when the data reloads, so no session pins an old
-    # connection). Store methods open their own cursor per call, which keeps the cached queries thread-safe.
-    version = (key, _Checked.fingerprint.get(key))
-    if st.session_state.get("_cursor_version") != version:
-        st.session_state["_cursor"] = shared.cursor()
-        st.session_state["_cursor_version"] = version
-    return shared
+                store.reload()
+            fingerprint = store.loaded_fingerprint  # a file changing after the reload is caught next time
+            _last_scan[key] = (now, fingerprint)
+    return Snapshot(Path(key), fingerprint)
 
 
-@st.cache_data(show_spinner=False, max_entries=512, ttl=3600)
-def _cached_query(data_dir: str, fingerprint: str, method: str, args: tuple, kwargs: tuple):
-    return getattr(_store_for(data_dir), method)(*args, **dict(kwargs))
+def skipped_files(data: Snapshot) -> list[SkippedFile]:
+    """Parquet files under the folder the store could not load, each with the reason."""
+    return list(_store(str(data.data_dir)).skipped)
 
 
-def _freeze(value):
-    if isinstance(value, (list, set, frozenset)):
+# -------------------------------------------------------------------------------------------- questions
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _hashable(value):
+    if isinstance(value, (list, tuple)):
         return tuple(value)
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted(value))
     return value
 
 
-def _cache_key(data_dir: Path, shared: Store, method: str, args: tuple, kwargs: dict) -> tuple:
-    """The arguments of :func:`_cached_query` for ``Store.<method>(*args, **kwargs)``."""
-    if method not in QUERY_METHODS:
-        raise ValueError(f"not a store query: {method}")
-    fingerprint = _Checked.fingerprint.get(str(data_dir)) or shared.loaded_fingerprint
-    return (str(data_dir), fingerprint, method, tuple(_freeze(a) for a in args),
-            tuple(sorted((k, _freeze(v)) for k, v in kwargs.items())))
+def _question(compute: Callable[P, R]) -> Callable[P, R]:
+    """``st.cache_data`` for one question. The cache key is every argument by name, in the signature's
+    order, defaults filled in (lists and sets as tuples): however a page spells the call, the same question
+    finds the same answer."""
+    cached = st.cache_data(show_spinner=False, max_entries=512, ttl=3600)(compute)
+    signature = inspect.signature(compute)
+
+    @functools.wraps(compute)
+    def ask(*args: P.args, **kwargs: P.kwargs) -> R:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return cached(**{name: _hashable(value) for name, value in bound.arguments.items()})
+
+    ask.clear = cached.clear  # type: ignore[attr-defined]
+    return ask
 
 
-def query(data_dir: Path, method: str, *args, **kwargs):
-    """``Store.<method>(*args, **kwargs)``, cached per data version. Lists become tuples for hashing."""
-    shared = store(data_dir)
-    return _cached_query(*_cache_key(data_dir, shared, method, args, kwargs))
+def _store_of(data: Snapshot) -> Store:
+    return _store(str(data.data_dir))
 
 
-def prefetch(data_dir: Path, method: str, calls: list[tuple[tuple, dict]]) -> int:
-    """Schedule ``Store.<method>(*args, **kwargs)`` for each (args, kwargs) in ``calls`` (most likely
-    first) to run into the :func:`query` cache while the server is idle (``ui/prefetch.py``); returns how
-    many were queued. Call after :func:`query` in the same run (the store is then loaded and checked)."""
-    if not prefetcher.enabled():
-        return 0
-    shared = _store_for(str(data_dir))
-    jobs = []
-    for args, kwargs in calls:
-        key = _cache_key(data_dir, shared, method, args, kwargs)
-        jobs.append((key, functools.partial(_cached_query, *key)))
-    return prefetcher.PREFETCHER.schedule(jobs)
+@_question
+def facets(data: Snapshot) -> dict:
+    """What exists (benchmarks, conditions, tasks, families): :meth:`Store.facets`."""
+    return _store_of(data).facets()
 
 
-@st.cache_data(show_spinner="Re-scoring the run…", max_entries=64, ttl=3600)
-def _cached_what_if(run_path: str, qrels_path: str, file_keys: tuple, to: str, scoring: str, metric: str,
-                    tie_policy: str):
+@_question
+def systems(data: Snapshot, *, search: str | None = None, families: Systems = None,
+            min_parameters: float | None = None, max_parameters: float | None = None,
+            open_weights: bool | None = None, uses_instructions: bool | None = None,
+            benchmark: str | None = None) -> pd.DataFrame:
+    """Systems and their metadata, filtered: :meth:`Store.systems`."""
+    return _store_of(data).systems(search=search, families=families, min_parameters=min_parameters,
+                                   max_parameters=max_parameters, open_weights=open_weights,
+                                   uses_instructions=uses_instructions, benchmark=benchmark)
+
+
+@_question
+def leaderboard(data: Snapshot, cond: Condition, *, systems: Systems = None,
+                bootstrap: int = LEADERBOARD_BOOTSTRAP) -> Leaderboard:
+    """Systems ranked by G with tie ranges, bootstrap and rank intervals: :meth:`Store.leaderboard`."""
+    return _store_of(data).leaderboard(cond, systems=systems, bootstrap=bootstrap)
+
+
+@_question
+def tie_summary(data: Snapshot, cond: Condition, *, systems: Systems = None, task: str | None = None) -> pd.DataFrame:
+    """Tie statistics per system × precision: :meth:`Store.tie_summary`."""
+    return _store_of(data).tie_summary(cond, systems=systems, task=task)
+
+
+@_question
+def rank_flips(data: Snapshot, cond_a: Condition, cond_b: Condition, *, systems: Systems = None) -> RankFlips:
+    """Ranks under two conditions, flipped and overlapping pairs: :meth:`Store.rank_flips`."""
+    return _store_of(data).rank_flips(cond_a, cond_b, systems=systems)
+
+
+@_question
+def instruction_gap(data: Snapshot, cond: Condition, *, systems: Systems = None) -> Gap:
+    """With − without instruction per system × task and in G: :meth:`Store.instruction_gap`."""
+    return _store_of(data).instruction_gap(cond, systems=systems)
+
+
+@_question
+def mcr_vs_full(data: Snapshot, cond: Condition, *, systems: Systems = None, mcr_metric: str | None = None,
+                full_setting: str = "full") -> Gap:
+    """Full retrieval vs multiple choice per system × task and in G: :meth:`Store.mcr_vs_full`."""
+    return _store_of(data).mcr_vs_full(cond, systems=systems, mcr_metric=mcr_metric, full_setting=full_setting)
+
+
+@_question
+def per_task(data: Snapshot, systems: Iterable[str], cond: Condition) -> pd.DataFrame:
+    """A few systems' value on every task: :meth:`Store.compare`."""
+    return _store_of(data).compare(systems, cond)
+
+
+@_question
+def query_diff(data: Snapshot, systems: Iterable[str], cond: Condition, task: str) -> pd.DataFrame:
+    """A few systems' per-query values on one task: :meth:`Store.query_diff`."""
+    return _store_of(data).query_diff(systems, cond, task)
+
+
+@_question
+def paired_test(data: Snapshot, system_a: str, system_b: str, cond: Condition, *,
+                task: str | None = None) -> PairedTest | None:
+    """Paired randomization test of two systems (:meth:`Store.paired_test`); None when they share no
+    per-query data."""
+    try:
+        return _store_of(data).paired_test(system_a, system_b, cond, task=task)
+    except ValueError:
+        return None
+
+
+@_question
+def runs(data: Snapshot) -> pd.DataFrame:
+    """The raw runs under ``runs/`` with their qrels, for the what-if: :meth:`Store.runs`."""
+    return _store_of(data).runs()
+
+
+@_question
+def _rescored(run_path: str, qrels_path: str, versions: tuple, to: str, scoring: str, metric: str,
+              tie_policy: str) -> pd.DataFrame:
     from evalcore.precision import what_if as rescore
 
     return rescore(run_path, qrels_path, to=to, scoring=scoring, metrics=(metric,), tie_policy=tie_policy)
 
 
-def what_if(run_path: str, qrels_path: str, to: str, scoring: str, metric: str, tie_policy: str):
-    """``evalcore.precision.what_if`` on a shipped run (paths come from ``Store.runs()``), cached per file version."""
-    keys = tuple((p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in (run_path, qrels_path))
-    return _cached_what_if(run_path, qrels_path, keys, to, scoring, metric, tie_policy)
+def what_if(run_path: str, qrels_path: str, *, to: str, scoring: str, metric: str, tie_policy: str) -> pd.DataFrame:
+    """A shipped FP32 run re-scored at ``to`` with and without HPS, tie-aware (:func:`evalcore.precision.what_if`);
+    cached under the version (size, mtime) of the run and qrels files."""
+    versions = tuple((p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in (run_path, qrels_path))
+    return _rescored(run_path, qrels_path, versions, to, scoring, metric, tie_policy)
 
 
-__all__ = ["data_dir_from", "prefetch", "query", "store", "what_if", "DEFAULT_DATA_DIR", "ENV_VAR"]
+def clear_answers() -> None:
+    """Forget every cached answer (tests)."""
+    for question in (facets, systems, leaderboard, tie_summary, rank_flips, instruction_gap, mcr_vs_full,
+                     per_task, query_diff, paired_test, runs, _rescored):
+        question.clear()  # type: ignore[attr-defined]

@@ -121,15 +121,22 @@ def _read_query_params() -> dict[str, list[str]]:
     return {key: list(st.query_params.get_all(key)) for key in st.query_params}
 
 
+def _load_url(page_id: str | None) -> None:
+    """The first run of a session reads the URL (once): what passed the first gate waits for its control."""
+    state = st.session_state
+    pending, notices = screen_query_params(_read_query_params())
+    state[_PENDING] = pending
+    state[_NOTICES] = notices
+    state[_NOTICE_PAGE] = page_id
+    state[_LOADED] = True
+
+
 def begin_run(page_id: str) -> None:
-    """Call once per script run before any control: the first run of a session reads the URL."""
+    """The frame (``ui/navigation.py``) calls this once per script run before any control. (A page run on
+    its own, without the frame, still reads the URL on its first run, but nothing writes it back.)"""
     state = st.session_state
     if not state.get(_LOADED):
-        pending, notices = screen_query_params(_read_query_params())
-        state[_PENDING] = pending
-        state[_NOTICES] = notices
-        state[_NOTICE_PAGE] = page_id
-        state[_LOADED] = True
+        _load_url(page_id)
     elif state.get(_NOTICE_PAGE) != page_id:
         state[_NOTICES] = []  # notices belong to the view the URL opened; leaving it clears them
         state[_NOTICE_PAGE] = page_id
@@ -137,7 +144,7 @@ def begin_run(page_id: str) -> None:
 
 
 def notice(message: str) -> None:
-    """Queue a notice about the URL for this view (shown by :func:`render_notices`)."""
+    """Queue a notice about the URL for this view (the frame shows them above the page)."""
     notices = st.session_state.setdefault(_NOTICES, [])
     if message not in notices:
         notices.append(message)
@@ -148,6 +155,8 @@ def notices() -> list[str]:
 
 
 def _take_pending(key: str) -> list[str] | None:
+    if not st.session_state.get(_LOADED):
+        _load_url(None)
     pending = st.session_state.get(_PENDING) or {}
     return pending.pop(key, None)
 
@@ -155,7 +164,7 @@ def _take_pending(key: str) -> list[str] | None:
 def _record(key: str, value: str | list[str] | None, default: object = None, always: bool = False) -> None:
     if value is None or value == [] or (not always and value == default):
         return
-    st.session_state[_CURRENT][key] = value
+    st.session_state.setdefault(_CURRENT, {})[key] = value
 
 
 def _pick_start(key: str, options: Sequence[str], default: str | None) -> None:

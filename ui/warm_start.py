@@ -1,87 +1,97 @@
-"""Warm start: draw the default view once, inside the server, as soon as the server is up.
+"""Warm start: prepare the default view once, inside the server, as soon as the server is up.
 
-``streamlit run`` executes the app script only when a browser session connects, so the first visitor used to
-pay for importing numpy/pandas/pyarrow/DuckDB/evalcore, opening the store and running the Leaderboard's
-queries (1.2–1.5 s on 2 cores) after the browser had already spent ~1.2 s loading Streamlit's JavaScript.
-:data:`lifespan` (``st.App(..., lifespan=...)`` in ``app.py``) starts one headless run of the script, with no
-URL parameters, right after the runtime starts. It fills the shared ``st.cache_resource`` store and the
-``st.cache_data`` query results while the browser is still loading, so the first real session finds
-everything in memory. A session that connects before the warm run ends waits on the same cache locks instead
-of doing the work twice.
+``streamlit run`` executes the app script only when a browser session connects, so the first visitor would pay
+for importing pandas/pyarrow/DuckDB/evalcore, opening the store and the Leaderboard's queries (1.2–1.5 s on 2
+cores) after the browser had already spent ~1.2 s loading Streamlit's JavaScript. :data:`lifespan`
+(``st.App(..., lifespan=...)`` in ``app.py``) starts one thread right after the runtime starts. It asks the data
+API (``ui/data.py``) the default view's questions — the same functions with the same arguments as the
+Leaderboard of a first visit without URL parameters: :func:`ui.sidebar.choose_condition` with every control at
+its default — so the answers are in ``st.cache_data`` when the first session asks. A session that asks while
+the thread is still computing waits for that computation (Streamlit's per-key compute lock) instead of
+repeating it.
 
-After that run, everything still alive — imported modules, the store, the cached results — is long-lived,
-and it is moved out of the garbage collector's sight (``gc.freeze``): Streamlit runs a full collection
-after every script run (``runner.postScriptGC``), which walked those ~130k objects in ~0.06–0.09 s on every
-rerun, cached or not (bench/bench_app.py). Frozen objects are still freed by reference counting; only the
-cycle collector skips them, and it keeps collecting everything created later.
+Then everything still alive — imported modules, the store, the cached answers — is long-lived, and it is moved
+out of the garbage collector's sight (``gc.freeze``): Streamlit runs a full collection after every script run
+(``runner.postScriptGC``), which walked those ~130k objects in ~0.06–0.09 s on every rerun, cached or not
+(bench/bench_app.py). Frozen objects are still freed by reference counting; only the cycle collector skips
+them, and it keeps collecting everything created later.
 
-The headless run is Streamlit's own script check (``Runtime.does_script_run_without_error``, the code behind
-``/_stcore/script-health-check``). If a future Streamlit drops it, the app still starts, only without the
-warm-up (logged).
+The server log says ``warm start: default view ready in … s`` or ``warm start FAILED …`` with the traceback
+(the first visitor then computes the view, and sees the page's own message if it fails again).
 """
 from __future__ import annotations
 
-import asyncio
 import gc
+import logging
+import threading
 import time
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, AsyncIterator
 
-from streamlit.logger import get_logger
+LOG = logging.getLogger("tiebreak.app")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
-LOG = get_logger(__name__)  # Streamlit's handler and level (server log, --logger.level)
+
+def prepare_default_view(data_dir: Path | None = None) -> str:
+    """Ask the questions of the default Leaderboard (no URL parameters); returns what was prepared. Raises
+    what the data API raises."""
+    import pandas as pd
+
+    from ui import data, sidebar, tables  # noqa: F401  (tables: the Leaderboard's table module)
+
+    data_dir = data.data_dir_from() if data_dir is None else data_dir
+    if not data_dir.is_dir():
+        return f"nothing: no data folder {data_dir}"
+    snapshot = data.snapshot(data_dir)
+    cond = sidebar.choose_condition(data.facets(snapshot), sidebar.by_default)
+    if cond is None:
+        return f"nothing: no results under {data_dir}"
+    board = data.leaderboard(snapshot, cond)
+    pd.DataFrame().style  # noqa: B018  (imports pandas' Styler, which the Leaderboard's table uses)
+    return f"Leaderboard of {cond.benchmark} · {cond.setting} · {cond.metric}, {len(board.ranked)} systems"
 
 
-async def warm_default_view() -> tuple[bool, str]:
-    """Run the app script once in a throw-away session; returns (ok, message) and logs the time taken."""
-    from streamlit import runtime
-
+def warm_default_view(data_dir: Path | None = None) -> bool:
+    """:func:`prepare_default_view`, logged; never raises. Returns whether it succeeded."""
     started = time.perf_counter()
-    skip_bare_mode_check()
     try:
-        ok, message = await runtime.get_instance().does_script_run_without_error()
-    except Exception as error:  # never keep the server from serving
-        LOG.warning("warm start skipped: %s", error)
-        return False, str(error)
-    (LOG.info if ok else LOG.warning)("warm start: default view drawn in %.2f s (%s)",
-                                      time.perf_counter() - started, message)
-    freeze_long_lived()
-    return ok, message
-
-
-def skip_bare_mode_check() -> bool:
-    """Before the first element of a process, Streamlit asks ``env_util.is_repl()`` whether to print a
-    "run this with `streamlit run`" hint; its ``inspect.stack()`` reads every frame's source and builds
-    inspect's module cache over ~1,300 modules: 0.06–0.15 s of the warm run, on the first visitor's critical
-    path. Under ``streamlit run`` (the only place the warm start runs) the hint never applies, so mark it
-    shown. Returns False if this Streamlit has no such flag (the check then just runs)."""
-    from streamlit import delta_generator
-
-    if not hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        prepared = prepare_default_view(data_dir)
+    except Exception:  # never keep the server from serving
+        LOG.exception("warm start FAILED after %.2f s: the default view's data could not be prepared "
+                      "(the first visitor computes it)", time.perf_counter() - started)
         return False
-    delta_generator._use_warning_has_been_displayed = True
+    LOG.info("warm start: default view ready in %.2f s (%s)", time.perf_counter() - started, prepared)
+    freeze_long_lived()
     return True
 
 
 def freeze_long_lived() -> int:
     """Exempt every object alive now from later cycle collections (``gc.freeze``); returns the number of
-    objects frozen so far. No collection first: the warm run ended with Streamlit's own full collection,
-    and another one here (~0.1 s) would hold up the event loop while the first browser loads the page;
-    freezing itself only relinks the collector's lists."""
+    objects frozen so far."""
     gc.freeze()
     frozen = gc.get_freeze_count()
     LOG.info("warm start: %d long-lived objects exempted from the per-rerun garbage collection", frozen)
     return frozen
 
 
+def log_to_server_output() -> None:
+    """The dashboard's log lines (logger ``tiebreak``, INFO and above) on the server's standard error, once."""
+    root = logging.getLogger("tiebreak")
+    if not root.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        root.propagate = False
+
+
 @asynccontextmanager
 async def lifespan(_app: Any) -> AsyncIterator[None]:
-    """``st.App`` lifespan: start the warm-up without delaying the server, cancel it on shutdown."""
-    task = asyncio.get_running_loop().create_task(warm_default_view(), name="tiebreak-warm-start")
-    try:
-        yield
-    finally:
-        task.cancel()
+    """``st.App`` lifespan: the server log, then the warm-up in a thread without delaying the server."""
+    log_to_server_output()
+    threading.Thread(target=warm_default_view, name="tiebreak-warm-start", daemon=True).start()
+    yield
 
 
-__all__ = ["freeze_long_lived", "lifespan", "skip_bare_mode_check", "warm_default_view"]
+__all__ = ["freeze_long_lived", "lifespan", "log_to_server_output", "prepare_default_view", "warm_default_view"]

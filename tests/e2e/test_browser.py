@@ -33,10 +33,9 @@ sys.path.insert(0, str(ROOT / "tests" / "pages"))
 import synthetic_data  # noqa: E402
 from needs import missing  # noqa: E402
 
-PAGES = {  # url path -> title
-    "": "Leaderboard", "ties-and-precision": "Ties & precision", "rank-flips": "Rank flips",
-    "instructions": "Instructions", "mcr-vs-full": "MCR vs full", "compare": "Compare",
-}
+from ui.navigation import PAGES as PAGE_TABLE  # noqa: E402
+
+PAGES = {("" if i == 0 else spec.url_path): spec.title for i, spec in enumerate(PAGE_TABLE)}  # url path -> title
 
 
 def _unavailable(reason: str):

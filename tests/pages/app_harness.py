@@ -1,20 +1,22 @@
-"""Shared constants and helpers of the dashboard's AppTest suite (a uniquely named module, not conftest)."""
+"""Shared constants and helpers of the dashboard's AppTest suite (a uniquely named module, not conftest).
+The page table is the app's own (``ui.navigation.PAGES``)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from ui.navigation import MAIN_SCRIPT, PAGES
 
-# view file -> URL path (as app.py registers them)
-PAGES = {
-    "views/leaderboard.py": "leaderboard",
-    "views/ties_precision.py": "ties-and-precision",
-    "views/rank_flips.py": "rank-flips",
-    "views/instructions.py": "instructions",
-    "views/mcr_vs_full.py": "mcr-vs-full",
-    "views/compare.py": "compare",
-}
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(MAIN_SCRIPT)
+DEFAULT_PAGE = PAGES[0].file
+PAGE_FILES = [spec.file for spec in PAGES]
+TITLES = {spec.file: spec.title for spec in PAGES}
+
+
+def page_path_from_main(page_file: str) -> str:
+    """A page's path relative to the main script's folder (what ``AppTest.switch_page`` takes)."""
+    return os.path.relpath(next(spec.path for spec in PAGES if spec.file == page_file), MAIN_SCRIPT.parent)
 
 
 def texts(at, kind: str) -> list[str]:

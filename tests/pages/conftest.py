@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synthetic_data  # noqa: E402
-from app_harness import APP  # noqa: E402
+from app_harness import APP, DEFAULT_PAGE, page_path_from_main  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -22,38 +22,19 @@ def empty_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("empty")
 
 
-@pytest.fixture(scope="session")
-def registered_pages(synthetic_dir):
-    """The page registry st.navigation builds (needed to open a page other than the default)."""
-    from streamlit.testing.v1 import AppTest
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TIEBREAK_DATA", str(synthetic_dir))
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.run()
-    return dict(at._registered_pages)
-
-
 @pytest.fixture
-def open_url(monkeypatch, registered_pages):
+def open_url(monkeypatch):
     """``open_url(data_dir, page_file, params)`` -> AppTest after its first run, like a browser opening
-    ``/<page url path>?<params>`` in a new session."""
+    ``/<page url path>?<params>`` in a new session. (A page's URL path is its file name, so
+    ``AppTest.switch_page`` finds it before the first run, as a browser's first request does.)"""
     from streamlit.testing.v1 import AppTest
 
-    def _open(data_dir: Path, page: str = "views/leaderboard.py", params: dict | None = None) -> AppTest:
+    def _open(data_dir: Path, page: str = DEFAULT_PAGE, params: dict | None = None) -> AppTest:
         monkeypatch.setenv("TIEBREAK_DATA", str(data_dir))
         at = AppTest.from_file(APP, default_timeout=120)
-        if page != "views/leaderboard.py":
-            at._registered_pages = dict(registered_pages)
-            at.switch_page(page)
+        if page != DEFAULT_PAGE:
+            at.switch_page(page_path_from_main(page))
         at.query_params.update(params or {})
         return at.run()
 
     return _open
-
-
-@pytest.fixture(autouse=True)
-def _no_prefetch(monkeypatch):
-    """No idle-time prefetch in these AppTests: its thread would run store queries in the background of
-    unrelated tests (tests/ui/test_prefetch.py turns it on; the browser tests run with it)."""
-    monkeypatch.setenv("TIEBREAK_PREFETCH", "off")

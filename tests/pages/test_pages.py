@@ -7,21 +7,16 @@ from dataclasses import replace
 import pytest
 import streamlit as st
 
-from app_harness import PAGES, ROOT, texts
+from app_harness import PAGE_FILES, ROOT, TITLES, texts
 from evalcore.store import Condition, Store
 
 INTROS = {  # a phrase of each page's one-line explanation
-    "views/leaderboard.py": "geometric mean of task scores",
-    "views/ties_precision.py": "tie-oblivious evaluator",
-    "views/rank_flips.py": "Kendall τ summarises agreement",
-    "views/instructions.py": "with − without",
-    "views/mcr_vs_full.py": "multiple-choice retrieval (MCR)",
-    "views/compare.py": "paired randomization test",
-}
-TITLES = {
-    "views/leaderboard.py": "Leaderboard", "views/ties_precision.py": "Ties & precision",
-    "views/rank_flips.py": "Rank flips", "views/instructions.py": "Instructions",
-    "views/mcr_vs_full.py": "MCR vs full", "views/compare.py": "Compare",
+    "leaderboard.py": "geometric mean of task scores",
+    "ties-and-precision.py": "tie-oblivious evaluator",
+    "rank-flips.py": "Kendall τ summarises agreement",
+    "instructions.py": "with − without",
+    "mcr-vs-full.py": "multiple-choice retrieval (MCR)",
+    "compare.py": "paired randomization test",
 }
 
 
@@ -30,7 +25,7 @@ def assert_clean(at) -> None:
     assert not texts(at, "error"), texts(at, "error")
 
 
-@pytest.mark.parametrize("page", list(PAGES))
+@pytest.mark.parametrize("page", PAGE_FILES)
 def test_page_renders_with_per_query_data(open_url, synthetic_dir, page):
     at = open_url(synthetic_dir, page)
     assert_clean(at)
@@ -40,7 +35,7 @@ def test_page_renders_with_per_query_data(open_url, synthetic_dir, page):
     assert at.query_params["bench"] == "rar-b"
 
 
-@pytest.mark.parametrize("page", list(PAGES))
+@pytest.mark.parametrize("page", PAGE_FILES)
 def test_page_renders_with_the_shipped_data(open_url, page):
     shipped = ROOT / "data"
     if not any(shipped.rglob("*.parquet")):
@@ -51,7 +46,7 @@ def test_page_renders_with_the_shipped_data(open_url, page):
     assert at.sidebar.selectbox(key="bench").value in ("rar-b", "r2med")
 
 
-@pytest.mark.parametrize("page", list(PAGES))
+@pytest.mark.parametrize("page", PAGE_FILES)
 def test_page_explains_an_empty_data_dir(open_url, empty_dir, page):
     at = open_url(empty_dir, page)
     assert_clean(at)
@@ -60,13 +55,13 @@ def test_page_explains_an_empty_data_dir(open_url, empty_dir, page):
     assert any("evalcore ingest" in c.value for c in at.code)
 
 
-@pytest.mark.parametrize("page", list(PAGES))
+@pytest.mark.parametrize("page", PAGE_FILES)
 def test_page_with_published_scores_only(open_url, synthetic_dir, page):
     """r2med has task scores but no per-query data, one precision, no MCR, no instruction variants."""
     at = open_url(synthetic_dir, page, {"bench": "r2med"})
     assert_clean(at)
     assert at.sidebar.selectbox(key="bench").value == "r2med"
-    if page in ("views/ties_precision.py", "views/rank_flips.py", "views/instructions.py", "views/mcr_vs_full.py"):
+    if page in ("ties-and-precision.py", "rank-flips.py", "instructions.py", "mcr-vs-full.py"):
         assert texts(at, "info"), "the page says what is missing"
         assert any("evalcore ingest" in c.value for c in at.code), "and how to add it"
 
@@ -108,7 +103,7 @@ def test_leaderboard_draws_a_chart_only_when_asked(open_url, synthetic_dir):
 
 
 def test_rank_flip_numbers_equal_the_store(open_url, synthetic_dir):
-    at = open_url(synthetic_dir, "views/rank_flips.py", {"flip_a": "bf16", "flip_b": "bf16+hps", "instr": "with"})
+    at = open_url(synthetic_dir, "rank-flips.py", {"flip_a": "bf16", "flip_b": "bf16+hps", "instr": "with"})
     assert_clean(at)
     cond = Condition("rar-b", "ndcg@10", "full", True, "fp32")
     flips = Store(synthetic_dir).rank_flips(replace(cond, precision="bf16"), replace(cond, precision="bf16+hps"))
@@ -140,7 +135,7 @@ def test_incomplete_and_zero_systems_are_explained(open_url, synthetic_dir):
 
 
 def test_what_if_panel_rescoring_a_run(open_url, synthetic_dir):
-    at = open_url(synthetic_dir, "views/ties_precision.py", {"wi_to": "fp16", "wi_scoring": "sigmoid"})
+    at = open_url(synthetic_dir, "ties-and-precision.py", {"wi_to": "fp16", "wi_scoring": "sigmoid"})
     assert_clean(at)
     what_if = at.dataframe[-1].value
     assert what_if["condition"].tolist() == ["fp32", "fp16", "fp16+hps"]
@@ -161,7 +156,7 @@ def test_a_failing_page_shows_a_friendly_message(open_url, synthetic_dir, monkey
 
 
 def test_compare_drill_down_and_paired_test(open_url, synthetic_dir):
-    at = open_url(synthetic_dir, "views/compare.py",
+    at = open_url(synthetic_dir, "compare.py",
                   {"sys": ["bge-large", "e5-small", "gte-qwen2-7b"], "task": "PIQA", "diff_only": "0"})
     assert_clean(at)
     assert at.multiselect(key="sys").value == ["bge-large", "e5-small", "gte-qwen2-7b"]
@@ -181,7 +176,7 @@ def test_dropping_a_result_file_shows_up_without_restart(open_url, synthetic_dir
 
     folder = tmp_path / "live"
     shutil.copytree(synthetic_dir, folder)
-    monkeypatch.setattr(ui_data, "_STALE_CHECK_SECONDS", 0.0)
+    monkeypatch.setattr(ui_data, "RESCAN_SECONDS", 0.0)
     at = open_url(folder)
     assert "new-bench" not in at.selectbox(key="bench").options
     published = pd.read_parquet(folder / "task_scores_synthetic.parquet").assign(benchmark="new-bench")
@@ -197,7 +192,7 @@ def test_the_suggested_ingest_command_is_valid(open_url, synthetic_dir):
 
     from evalcore.cli import build_parser
 
-    at = open_url(synthetic_dir, "views/rank_flips.py", {"bench": "r2med"})
+    at = open_url(synthetic_dir, "rank-flips.py", {"bench": "r2med"})
     command = next(c.value for c in at.code if "evalcore ingest" in c.value)
     argv = shlex.split(command.replace("\\\n", " "))
     assert argv[:3] == ["python", "-m", "evalcore"]

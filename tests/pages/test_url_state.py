@@ -6,7 +6,6 @@ import pytest
 
 from app_harness import page_path_from_main, texts
 from ui import state
-from ui.data import data_dir_from
 
 SIDEBAR = {"bench": "rar-b", "setting": "mcr", "metric": "p@1", "instr": "with", "prec": "bf16+hps",
            "ties": "docid-desc", "q": "e5", "family": ["e5"], "size_min": "10M", "size_max": "1B",
@@ -139,13 +138,6 @@ def test_share_url_encodes_every_value():
     url = state.share_url({"bench": "rar-b", "prec": "bf16+hps", "sys": ["a b", "c&d"]}, "http://host/rank-flips")
     assert url == "http://host/rank-flips?bench=rar-b&prec=bf16%2Bhps&sys=a+b&sys=c%26d"
     assert state.share_url({}, None) == "?"
-
-
-def test_data_dir_from_args_env_and_default(tmp_path):
-    assert data_dir_from(["--data", str(tmp_path)], {}) == tmp_path.resolve()
-    assert data_dir_from([], {"TIEBREAK_DATA": str(tmp_path)}) == tmp_path.resolve()
-    assert data_dir_from(["--da", "x"], {}).name == "data"  # no abbreviations of --data
-    assert data_dir_from([], {}).name == "data"
 
 
 def test_hostile_values_never_reach_the_store(open_url, synthetic_dir, monkeypatch):

@@ -1,64 +1,100 @@
 """The warm start (ui/warm_start.py): ``streamlit run app.py`` serves the st.App in app.py, whose lifespan
-draws the default view once as soon as the server is up, so the first visitor finds the store and the
-Leaderboard's queries in memory."""
+prepares the default view's data once as soon as the server is up, so the first visitor finds it in memory;
+the server log says whether it worked."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import io
+import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from evalcore.store import Store
+from ui import data, warm_start
+from ui.navigation import MAIN_SCRIPT
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
-sys.path.insert(0, str(ROOT / "tests" / "pages"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-import synthetic_data  # noqa: E402
+import synthetic_data  # noqa: E402  (tests/ui/conftest.py puts tests/pages on the path)
 
-WARM_LINE = "warm start: default view drawn"
+READY_LINE = "warm start: default view ready"
 
 
-def test_streamlit_run_finds_the_st_app_in_app_py():
+@pytest.fixture
+def log_lines():
+    """The lines the dashboard's logger writes while the test runs."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("tiebreak.app")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield lambda: stream.getvalue()
+    logger.removeHandler(handler)
+
+
+def test_streamlit_run_serves_the_main_script_with_no_pages_folder_beside_it():
+    """app.py's st.App runs ui/entry/dashboard.py: a pages/ folder beside the running script would make
+    Streamlit start as a legacy multipage app (deep links on a fresh server: "Page not found")."""
     from streamlit.web.server.app_discovery import discover_asgi_app
 
     found = discover_asgi_app(APP)
     assert found.is_asgi_app and found.import_string == "app:app"
+    script = subprocess.run([sys.executable, "-c", "import app; print(app.app.script_path)"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(script) == MAIN_SCRIPT
+    assert not (MAIN_SCRIPT.parent / "pages").exists()
+    assert sorted(p.name for p in MAIN_SCRIPT.parent.iterdir() if p.suffix == ".py") == [MAIN_SCRIPT.name], \
+        "the main script's folder is first on sys.path during every run: nothing else belongs there"
 
 
-def test_a_failing_warm_start_is_reported_not_raised(monkeypatch):
-    from streamlit import runtime
+def test_the_warm_start_asks_the_question_of_a_first_visit(synthetic_dir, fresh_answers, monkeypatch):
+    """After the warm start, the first visitor's Leaderboard is drawn without asking the store anything."""
+    from streamlit.testing.v1 import AppTest
 
-    from ui import warm_start
+    assert warm_start.prepare_default_view(synthetic_dir).startswith("Leaderboard of rar-b")
 
-    def no_runtime():
-        raise RuntimeError("no runtime here")
+    def asked(*args, **kwargs):
+        raise AssertionError("the store was asked: the warm start prepared another question")
 
-    monkeypatch.setattr(runtime, "get_instance", no_runtime)
-    ok, message = asyncio.run(warm_start.warm_default_view())
-    assert not ok and "no runtime here" in message
+    for name in ("leaderboard", "facets", "task_table"):
+        monkeypatch.setattr(Store, name, asked)
+    monkeypatch.setenv("TIEBREAK_DATA", str(synthetic_dir))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert {m.label for m in at.metric} >= {"Systems ranked", "Top G"}
 
 
-def test_after_the_warm_run_long_lived_objects_leave_the_per_rerun_collection(monkeypatch):
-    import gc
+def test_a_failing_default_view_is_logged_as_failed(synthetic_dir, fresh_answers, monkeypatch, log_lines):
+    def broken(*args, **kwargs):
+        raise RuntimeError("the leaderboard broke")
 
-    from streamlit import runtime
+    monkeypatch.setattr(Store, "leaderboard", broken)
+    assert warm_start.warm_default_view(synthetic_dir) is False
+    assert "warm start FAILED" in log_lines() and "the leaderboard broke" in log_lines()
+    assert READY_LINE not in log_lines()
 
-    from ui import warm_start
 
-    class Runtime:
-        async def does_script_run_without_error(self):
-            return True, "ok"
+def test_nothing_to_prepare_is_said(tmp_path, log_lines):
+    assert warm_start.warm_default_view(tmp_path / "missing") is True
+    assert "no data folder" in log_lines()
+    assert warm_start.prepare_default_view(tmp_path).startswith("nothing: no results")
 
-    monkeypatch.setattr(runtime, "get_instance", lambda: Runtime())
+
+def test_after_the_warm_start_long_lived_objects_leave_the_per_rerun_collection(synthetic_dir, fresh_answers):
     gc.unfreeze()
-    survivor = {"made before the warm run ends": []}
+    survivor = {"made before the warm start ends": []}
     try:
-        assert asyncio.run(warm_start.warm_default_view()) == (True, "ok")
+        assert warm_start.warm_default_view(synthetic_dir) is True
         assert gc.get_freeze_count() > 0
         assert not any(obj is survivor for obj in gc.get_objects()), "still tracked by the collector"
         fresh = {"made after": []}
@@ -67,53 +103,32 @@ def test_after_the_warm_run_long_lived_objects_leave_the_per_rerun_collection(mo
         gc.unfreeze()
 
 
-def test_the_bare_mode_check_is_skipped_in_the_server(monkeypatch):
-    """Streamlit's first element of a process asks env_util.is_repl() (an inspect.stack() walk) unless its
-    'hint shown' flag is set; the warm start sets it. If a Streamlit upgrade renames the flag, this fails."""
-    from streamlit import delta_generator, env_util
-
-    from ui import warm_start
-
-    def walked(*args):
-        raise AssertionError("is_repl() ran")
-
-    monkeypatch.setattr(env_util, "is_repl", walked)
-    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
-    with pytest.raises(AssertionError, match="is_repl"):
-        delta_generator._maybe_print_use_warning()  # the flag is what gates the walk
-    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
-    assert warm_start.skip_bare_mode_check() is True
-    delta_generator._maybe_print_use_warning()  # no walk
-
-
-def test_lifespan_starts_the_warm_up_without_waiting_and_cancels_it_on_shutdown(monkeypatch):
-    from ui import warm_start
-
+def test_lifespan_starts_the_warm_up_without_waiting(monkeypatch):
+    started, release = threading.Event(), threading.Event()
     events = []
 
-    async def slow_warm_up():
-        events.append("started")
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            events.append("cancelled")
-            raise
+    def slow_warm_up():
+        started.set()
+        release.wait(30)
+        events.append("warmed")
 
     monkeypatch.setattr(warm_start, "warm_default_view", slow_warm_up)
 
     async def serve_briefly():
         async with warm_start.lifespan(None):
             events.append("serving")  # reached at once: the warm-up does not hold the server back
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0)
 
     asyncio.run(asyncio.wait_for(serve_briefly(), timeout=30))
-    assert events == ["serving", "started", "cancelled"]
+    assert started.wait(30) and events == ["serving"]
+    release.set()
 
 
-def _serve(command: list[str], env: dict, log_path: Path) -> subprocess.Popen:
-    with open(log_path, "w") as log:
-        return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 def _wait_for(predicate, proc, log_path: Path, what: str, timeout: float = 120) -> None:
@@ -127,16 +142,8 @@ def _wait_for(predicate, proc, log_path: Path, what: str, timeout: float = 120) 
     raise AssertionError(f"no {what} within {timeout} s:\n{log_path.read_text()}")
 
 
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 @pytest.mark.slow
-def test_the_server_draws_the_default_view_before_any_browser_connects(tmp_path):
+def test_the_server_prepares_the_default_view_before_any_browser_connects(tmp_path):
     """No browser ever connects: the store's on-disk sums cache (written when the store opens the data) and
     the log line can only come from the warm start."""
     from test_browser import free_port
@@ -148,12 +155,13 @@ def test_the_server_draws_the_default_view_before_any_browser_connects(tmp_path)
     command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
                "--server.address", "127.0.0.1", "--server.headless", "true", "--", "--data", str(data_dir)]
     log_path = tmp_path / "server.log"
-    proc = _serve(command, env, log_path)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         _wait_for(lambda: _healthy(port), proc, log_path, "health")
-        _wait_for(lambda: WARM_LINE in log_path.read_text(), proc, log_path, "warm start")
-        line = next(l for l in log_path.read_text().splitlines() if WARM_LINE in l)
-        assert line.endswith("(ok)"), line
+        _wait_for(lambda: READY_LINE in log_path.read_text(), proc, log_path, "warm start")
+        line = next(l for l in log_path.read_text().splitlines() if READY_LINE in l)
+        assert "Leaderboard of rar-b" in line, line
         _wait_for(lambda: "long-lived objects exempted" in log_path.read_text(), proc, log_path, "gc.freeze")
         assert any(cache_dir.rglob("*")), "the store was not opened by the warm start"
         assert "Traceback" not in log_path.read_text()

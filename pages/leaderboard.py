@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import components as ui
-from ui import data, state
+from ui import charts, data, hints, sidebar, state, tables
 
 SORTS = {"g": "G (geometric mean)", "mean": "Arithmetic mean", "borda": "Borda count"}
 SORT_COLUMN = {"g": "G", "mean": "mean", "borda": "borda"}
@@ -12,25 +11,25 @@ SORT_COLUMN = {"g": "G", "mean": "mean", "borda": "borda"}
 # rerun (the first one also loads plotly.js), and both sit below the fold (bench/bench_app.py).
 CHARTS = {"none": "None", "intervals": "G with its intervals", "size": "Performance vs model size"}
 CHART_ROWS = 30
-BOOTSTRAP = 1000  # resamples of queries per task
 PARETO_LABELS = 8
 
 
-def render(view: ui.View) -> None:
-    ui.intro("Leaderboard", "Systems ranked by **G**, the geometric mean of task scores (RAR-b's aggregate). "
-             "Tied scores make a run's rank order ambiguous, so each G comes with the range it could take "
-             "**[G_min, G_max]** over every ordering of tied documents, and — where per-query results exist — a "
-             "95% bootstrap interval and the ranks it allows.")
-    if not ui.has_results_to_show(view):
+def render() -> None:
+    hints.intro("Leaderboard", "Systems ranked by **G**, the geometric mean of task scores (RAR-b's aggregate). "
+                "Tied scores make a run's rank order ambiguous, so each G comes with the range it could take "
+                "**[G_min, G_max]** over every ordering of tied documents, and — where per-query results exist — "
+                "a 95% bootstrap interval and the ranks it allows.")
+    view = sidebar.view()
+    if not hints.has_results_to_show(view):
         return
-    board = data.query(view.data_dir, "leaderboard", view.cond, **_board_options(view))
-    st.caption(ui.describe_condition(view))
-    ui.filter_note(view)
+    board = data.leaderboard(view.data, view.cond, systems=view.systems)
+    st.caption(hints.describe_condition(view))
+    hints.filter_note(view)
     if board.ranked.empty and board.incomplete.empty:
-        ui.explain_missing(
+        hints.explain_missing(
             "No results for this combination.",
             "Pick another setting, metric, instruction or precision in the sidebar, or add results for it:",
-            ui.ingest_hint(view))
+            hints.ingest_hint(view))
         return
 
     left, mid, right = st.columns([2, 1, 1])
@@ -40,8 +39,7 @@ def render(view: ui.View) -> None:
     show_mean = state.flag("mean", "Show arithmetic mean", False, where=mid)
     show_borda = state.flag("borda", "Show Borda count", False, where=right)
 
-    ranked = board.ranked
-    if ranked.empty:
+    if board.ranked.empty:
         st.warning("No system has results for every task of this benchmark, so none can be ranked by G.")
     else:
         _headline(board, sort)
@@ -53,13 +51,6 @@ def render(view: ui.View) -> None:
         elif chart == "size":
             _size_chart(board, view)
     _incomplete(board)
-    # the other precisions, computed while the visitor reads this one (ui/prefetch.py)
-    data.prefetch(view.data_dir, "leaderboard",
-                  [((cond,), _board_options(view)) for cond in ui.neighbour_conditions(view)])
-
-
-def _board_options(view: ui.View) -> dict:
-    return {"systems": view.systems, "bootstrap": BOOTSTRAP}
 
 
 def _headline(board, sort: str) -> None:
@@ -74,9 +65,9 @@ def _headline(board, sort: str) -> None:
     else:
         cols[2].metric("Top G tie range", "unknown", help="Published scores carry no min/max.")
     cols[3].metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
-    st.markdown(f"Top system: **{ui.safe_text(top['system'])}**")
+    st.markdown(f"Top system: **{hints.safe_text(top['system'])}**")
     if board.zero_task_systems:
-        names = [ui.safe_text(s) for s in board.zero_task_systems]
+        names = [hints.safe_text(s) for s in board.zero_task_systems]
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         st.warning(f"G is **0** for {shown}: one of their task scores is 0, and a geometric mean with a zero "
                    "factor is zero.")
@@ -88,34 +79,34 @@ def _headline(board, sort: str) -> None:
                    "(published task scores only).")
 
 
-def _table(board, sort: str, show_mean: bool, show_borda: bool, view: ui.View) -> None:
+def _table(board, sort: str, show_mean: bool, show_borda: bool, view: sidebar.View) -> None:
     columns = ["rank", "system", "G", "G_min", "G_max", "G_expected", "G_lo", "G_hi", "rank_lo", "rank_hi"]
     columns += (["mean"] if show_mean else []) + (["borda"] if show_borda else []) + ["n_tasks"] + board.tasks
     table = board.ranked.sort_values(SORT_COLUMN[sort], ascending=False, kind="stable")[columns]
     table = table.dropna(axis=1, how="all").reset_index(drop=True)
-    number = st.column_config.NumberColumn
+    number = tables.number
     config = {
-        "rank": number("Rank", help="Rank by G (ties share the best rank).", format="%d", width="small"),
+        "rank": number("Rank", 0, help="Rank by G (ties share the best rank).", width="small"),
         "system": st.column_config.TextColumn("System"),
-        "G": number("G", help="Geometric mean over tasks of the oblivious scores.", format="%.4f"),
-        "G_min": number("G min", help="G when every tie is broken against the system.", format="%.4f"),
-        "G_max": number("G max", help="G when every tie is broken in its favour.", format="%.4f"),
-        "G_expected": number("G expected", help="G of the tie-aware expected scores.", format="%.4f"),
-        "G_lo": number("G 95% lo", help="Bootstrap 2.5th percentile.", format="%.4f"),
-        "G_hi": number("G 95% hi", help="Bootstrap 97.5th percentile.", format="%.4f"),
-        "rank_lo": number("Best rank", format="%d"),
-        "rank_hi": number("Worst rank", format="%d"),
-        "mean": number("Mean", help="Arithmetic mean over tasks.", format="%.4f"),
-        "borda": number("Borda", help="Points for beating other systems task by task (½ per tie).", format="%.1f"),
-        "n_tasks": number("Tasks", format="%d", width="small"),
+        "G": number("G", help="Geometric mean over tasks of the oblivious scores."),
+        "G_min": number("G min", help="G when every tie is broken against the system."),
+        "G_max": number("G max", help="G when every tie is broken in its favour."),
+        "G_expected": number("G expected", help="G of the tie-aware expected scores."),
+        "G_lo": number("G 95% lo", help="Bootstrap 2.5th percentile."),
+        "G_hi": number("G 95% hi", help="Bootstrap 97.5th percentile."),
+        "rank_lo": number("Best rank", 0),
+        "rank_hi": number("Worst rank", 0),
+        "mean": number("Mean", help="Arithmetic mean over tasks."),
+        "borda": number("Borda", 1, help="Points for beating other systems task by task (½ per tie)."),
+        "n_tasks": number("Tasks", 0, width="small"),
     }
-    config.update({task: number(task, format="%.4f") for task in board.tasks})
-    st.dataframe(ui.heat_styler(table, board.tasks), column_config=config, hide_index=True, width="stretch",
+    config.update({task: number(task) for task in board.tasks})
+    st.dataframe(tables.heat_styled(table, board.tasks), column_config=config, hide_index=True, width="stretch",
                  height=min(560, 35 * len(table) + 40))
     st.caption("Task columns are shaded from their lowest (white) to highest (teal) value.")
-    ui.download_row(table, f"leaderboard_{view.cond.benchmark}_{view.cond.metric}",
-                    f"{view.cond.benchmark} leaderboard, {view.cond.metric} ({ui.describe_condition(view)})",
-                    bold_max=["G", "G_min", "G_max", "G_expected", "mean", "borda", *board.tasks])
+    tables.download_row(table, f"leaderboard_{view.cond.benchmark}_{view.cond.metric}",
+                        f"{view.cond.benchmark} leaderboard, {view.cond.metric} ({hints.describe_condition(view)})",
+                        bold_max=["G", "G_min", "G_max", "G_expected", "mean", "borda", *board.tasks])
 
 
 def _chart(board, sort: str) -> None:
@@ -125,16 +116,15 @@ def _chart(board, sort: str) -> None:
         st.caption(f"The first {CHART_ROWS} of {len(frame)} systems in the current order; narrow the list with "
                    "the sidebar filters to see others.")
         frame = frame.head(CHART_ROWS)
-    fig = ui.interval_figure(frame, "system", "G", [
+    charts.draw(charts.interval_figure(frame, "system", "G", [
         ("G_lo", "G_hi", "95% bootstrap interval", "#93c5fd"),
         ("G_min", "G_max", "tie range [G_min, G_max]", "#f97316"),
-    ], x_title="G")
-    st.plotly_chart(fig, width="stretch", config={"displaylogo": False})
+    ], x_title="G"))
 
 
-def _size_chart(board, view: ui.View) -> None:
+def _size_chart(board, view: sidebar.View) -> None:
     st.subheader("Performance vs model size")
-    meta = data.query(view.data_dir, "systems", benchmark=view.cond.benchmark)
+    meta = data.systems(view.data, benchmark=view.cond.benchmark)
     merged = board.ranked[["system", "G"]].merge(meta[["system", "n_parameters"]], on="system", how="left")
     sized = merged.dropna(subset=["n_parameters", "G"])
     sized = sized[sized["n_parameters"] > 0].sort_values("n_parameters")
@@ -145,7 +135,7 @@ def _size_chart(board, view: ui.View) -> None:
         return
     import plotly.graph_objects as go
 
-    front = sized[ui.pareto_front(sized["n_parameters"].tolist(), sized["G"].tolist())]
+    front = sized[charts.pareto_front(sized["n_parameters"].tolist(), sized["G"].tolist())]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=sized["n_parameters"], y=sized["G"], mode="markers", name="system",
                              text=sized["system"], marker=dict(size=9, color="#64748b"),
@@ -159,11 +149,11 @@ def _size_chart(board, view: ui.View) -> None:
     fig.update_layout(xaxis=dict(type="log", title="parameters (log scale)"), yaxis_title="G", height=420,
                       margin=dict(l=10, r=10, t=40, b=40),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
-    st.plotly_chart(fig, width="stretch", config={"displaylogo": False})
-    st.caption("Pareto front (smallest to largest): " + ", ".join(ui.safe_text(s) for s in front["system"])
+    charts.draw(fig)
+    st.caption("Pareto front (smallest to largest): " + ", ".join(hints.safe_text(s) for s in front["system"])
                + ". No smaller system beats them on G.")
     if unknown:
-        st.caption(f"Not plotted (size unknown): {', '.join(ui.safe_text(s) for s in unknown)}.")
+        st.caption(f"Not plotted (size unknown): {', '.join(hints.safe_text(s) for s in unknown)}.")
 
 
 def _incomplete(board) -> None:
@@ -174,8 +164,8 @@ def _incomplete(board) -> None:
                 "of tasks is not comparable, so they are listed apart.")
     table = board.incomplete.assign(missing_tasks=board.incomplete["missing_tasks"].map(lambda v: ", ".join(map(str, v))))
     st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "system": "System", "n_tasks": st.column_config.NumberColumn("Tasks with results", format="%d"),
+        "system": "System", "n_tasks": tables.number("Tasks with results", 0),
         "missing_tasks": "Missing tasks", "reason": "Reason"})
 
 
-render(ui.current_view())
+render()

@@ -6,29 +6,29 @@ from itertools import combinations
 import plotly.express as px
 import streamlit as st
 
-from ui import components as ui
-from ui import data, state
+from ui import charts, data, hints, sidebar, state, tables
 
 MAX_SYSTEMS = 4
 
 
-def render(view: ui.View) -> None:
-    ui.intro("Compare", "Put two to four systems side by side: their score on every task, the individual queries "
-             "where they differ (and whether a tie decided it), and a paired randomization test of whether the "
-             "difference is more than query-sampling noise.")
-    if not ui.has_results_to_show(view):
+def render() -> None:
+    hints.intro("Compare", "Put two to four systems side by side: their score on every task, the individual "
+                "queries where they differ (and whether a tie decided it), and a paired randomization test of "
+                "whether the difference is more than query-sampling noise.")
+    view = sidebar.view()
+    if not hints.has_results_to_show(view):
         return
-    st.caption(ui.describe_condition(view))
-    ui.filter_note(view)
-    board = data.query(view.data_dir, "leaderboard", view.cond, systems=view.systems, bootstrap=0)
+    st.caption(hints.describe_condition(view))
+    hints.filter_note(view)
+    board = data.leaderboard(view.data, view.cond, systems=view.systems, bootstrap=0)
     candidates = board.ranked["system"].tolist() + board.incomplete["system"].tolist()
     if len(candidates) < 2:
-        ui.explain_missing(
+        hints.explain_missing(
             f"{'Only one system has' if candidates else 'No system has'} results under this condition.",
             "Comparing needs at least two. Loosen the sidebar filters or add another system's run:",
-            ui.ingest_hint(view))
+            hints.ingest_hint(view))
         return
-    meta = data.query(view.data_dir, "systems", benchmark=view.cond.benchmark)
+    meta = data.systems(view.data, benchmark=view.cond.benchmark)
     with_queries = set(meta.loc[meta["has_query_data"], "system"])
     preferred = [s for s in candidates if s in with_queries]
     default = preferred[:2] if len(preferred) >= 2 else candidates[:2]  # show the per-query views when possible
@@ -41,19 +41,19 @@ def render(view: ui.View) -> None:
     for col, name in zip(st.columns(len(chosen)), chosen):
         col.metric(f"G · {name}", f"{g_of[name]:.4f}" if name in g_of else "not ranked",
                    help=None if name in g_of else "Missing at least one task, see the Leaderboard page.")
-    per_task = data.query(view.data_dir, "compare", tuple(chosen), view.cond)
+    per_task = data.per_task(view.data, chosen, view.cond)
     _per_task(per_task, chosen)
-    with_queries = sorted(per_task.loc[per_task["has_query_data"], "task"].unique().tolist())
+    tasks_with_queries = sorted(per_task.loc[per_task["has_query_data"], "task"].unique().tolist())
     st.divider()
     st.subheader("Per query")
-    if not with_queries:
-        ui.explain_missing(
+    if not tasks_with_queries:
+        hints.explain_missing(
             "None of these systems has per-query results under this condition (published task scores only).",
             "Per-query drill-down and the paired test need per-query values. Evaluate the runs and ingest them:",
-            ui.ingest_hint(view))
+            hints.ingest_hint(view))
         return
     left, right = st.columns([2, 1])
-    task = state.select("task", "Task", with_queries, with_queries[0], where=left)
+    task = state.select("task", "Task", tasks_with_queries, tasks_with_queries[0], where=left)
     diff_only = state.flag("diff_only", "Only queries where they differ", True, where=right)
     _drill_down(view, chosen, task, diff_only)
     _paired_tests(view, chosen, task)
@@ -61,19 +61,19 @@ def render(view: ui.View) -> None:
 
 def _per_task(per_task, chosen: list[str]) -> None:
     fig = px.bar(per_task, x="task", y="value", color="system", barmode="group",
-                 color_discrete_sequence=ui.PALETTE,
+                 color_discrete_sequence=charts.PALETTE,
                  category_orders={"system": chosen}, labels=dict(value="score", task=""),
                  error_y=None, hover_data={"min": ":.4f", "max": ":.4f", "expected": ":.4f", "source": True})
     fig.update_layout(height=420, margin=dict(l=10, r=10, t=30, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
-    st.plotly_chart(fig, width="stretch", config={"displaylogo": False})
+    charts.draw(fig)
     wide = per_task.pivot(index="task", columns="system", values="value").reindex(columns=chosen).reset_index()
     st.dataframe(wide, hide_index=True, width="stretch",
-                 column_config={"task": "Task", **{s: st.column_config.NumberColumn(s, format="%.4f") for s in chosen}})
+                 column_config={"task": "Task", **{s: tables.number(s) for s in chosen}})
 
 
-def _drill_down(view: ui.View, chosen: list[str], task: str, diff_only: bool) -> None:
-    rows = data.query(view.data_dir, "query_diff", tuple(chosen), view.cond, task)
+def _drill_down(view: sidebar.View, chosen: list[str], task: str, diff_only: bool) -> None:
+    rows = data.query_diff(view.data, chosen, view.cond, task)
     if rows.empty:
         st.info(f"No query of {task} has per-query results for all of {', '.join(chosen)}.")
         return
@@ -82,40 +82,36 @@ def _drill_down(view: ui.View, chosen: list[str], task: str, diff_only: bool) ->
     per_qid = rows.groupby("qid")[["spread", "differs"]].first()
     table = values.join(tied.add_suffix(" tied"), how="left").join(per_qid).reset_index()
     differing = int(per_qid["differs"].sum())
-    n_queries = len(per_qid)
-    st.markdown(f"**{differing} of {n_queries}** queries of {task} score differently across these systems "
+    st.markdown(f"**{differing} of {len(per_qid)}** queries of {task} score differently across these systems "
                 "(oblivious values). A ✓ in a *tied* column means that system had a tie straddling the cutoff on "
                 "that query, so its score there depended on tie-breaking.")
     if diff_only:
         table = table[table["differs"]]
     table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
-    config = {"qid": "Query", "spread": st.column_config.NumberColumn("Spread", format="%.4f",
-                                                                     help="max − min across the systems")}
-    config.update({s: st.column_config.NumberColumn(s, format="%.4f") for s in chosen})
+    config = {"qid": "Query", "spread": tables.number("Spread", help="max − min across the systems")}
+    config.update({s: tables.number(s) for s in chosen})
     config.update({f"{s} tied": st.column_config.CheckboxColumn(f"{s} tied") for s in chosen})
     st.dataframe(table, hide_index=True, width="stretch", column_config=config, height=min(420, 36 * len(table) + 40))
 
 
-def _paired_tests(view: ui.View, chosen: list[str], task: str) -> None:
+def _paired_tests(view: sidebar.View, chosen: list[str], task: str) -> None:
     st.subheader("Paired randomization test")
     st.markdown(f"For each pair, on the queries of **{task}** both systems answered: the mean difference of "
                 "their oblivious scores and a two-sided sign-flip p-value (10,000 resamples). A small p-value "
                 "means the gap is unlikely to be query-sampling noise.")
     results = []
     for a, b in combinations(chosen, 2):
-        try:
-            test = data.query(view.data_dir, "paired_test", a, b, view.cond, task=task)
-        except ValueError:
+        test = data.paired_test(view.data, a, b, view.cond, task=task)
+        if test is None:
             results.append({"system_a": a, "system_b": b, "mean_diff": None, "p_value": None, "n_queries": 0,
                             "note": "no shared per-query data"})
-            continue
-        results.append({"system_a": a, "system_b": b, "mean_diff": test.observed_diff, "p_value": test.p_value,
-                        "n_queries": test.n_queries, "note": ""})
-    number = st.column_config.NumberColumn
+        else:
+            results.append({"system_a": a, "system_b": b, "mean_diff": test.observed_diff,
+                            "p_value": test.p_value, "n_queries": test.n_queries, "note": ""})
     st.dataframe(results, hide_index=True, width="stretch", column_config={
         "system_a": "System A", "system_b": "System B",
-        "mean_diff": number("Mean A − B", format="%+.4f"), "p_value": number("p-value", format="%.4f"),
-        "n_queries": number("Paired queries", format="%d"), "note": "Note"})
+        "mean_diff": st.column_config.NumberColumn("Mean A − B", format="%+.4f"),
+        "p_value": tables.number("p-value"), "n_queries": tables.number("Paired queries", 0), "note": "Note"})
 
 
-render(ui.current_view())
+render()

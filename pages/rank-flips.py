@@ -6,29 +6,29 @@ from dataclasses import replace
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import components as ui
-from ui import data, state
+from ui import charts, data, hints, sidebar, state, tables
 
 PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"))
 
 
-def render(view: ui.View) -> None:
-    ui.intro("Rank flips", "Two conditions, same systems, same tasks: if the leaderboard order changes when only "
-             "the numeric precision changes, the ranking was decided by rounding and tie-breaking rather than by "
-             "the models. Kendall τ summarises agreement (1 = same order); overlapping [G_min, G_max] intervals "
-             "mark pairs that ties alone cannot separate.")
-    if not ui.has_results_to_show(view):
+def render() -> None:
+    hints.intro("Rank flips", "Two conditions, same systems, same tasks: if the leaderboard order changes when "
+                "only the numeric precision changes, the ranking was decided by rounding and tie-breaking rather "
+                "than by the models. Kendall τ summarises agreement (1 = same order); overlapping [G_min, G_max] "
+                "intervals mark pairs that ties alone cannot separate.")
+    view = sidebar.view()
+    if not hints.has_results_to_show(view):
         return
-    precisions = ui.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
-                             setting=view.cond.setting, metric=view.cond.metric)
-    st.caption(ui.describe_condition(view, skip=("precision",)) + " (the precision control does not apply here)")
-    ui.filter_note(view)
+    precisions = sidebar.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
+                                     setting=view.cond.setting, metric=view.cond.metric)
+    st.caption(hints.describe_condition(view, skip=("precision",)) + " (the precision control does not apply here)")
+    hints.filter_note(view)
     if len(precisions) < 2:
-        ui.explain_missing(
+        hints.explain_missing(
             f"Only one precision ({', '.join(precisions) or 'none'}) has results for this benchmark and metric.",
             "A rank flip compares two precisions. Evaluate the same runs at another precision (e.g. re-score with "
             "`python -m evalcore simulate`) and ingest them:",
-            ui.ingest_hint(view, precision="bf16"))
+            hints.ingest_hint(view, precision="bf16"))
         return
     presets = [p for p in PRESETS if p[0] in precisions and p[1] in precisions]
     if presets:
@@ -43,19 +43,19 @@ def render(view: ui.View) -> None:
     if prec_a == prec_b:
         st.info("Pick two different precisions to compare.")
         return
-    flips = data.query(view.data_dir, "rank_flips", replace(view.cond, precision=prec_a),
-                       replace(view.cond, precision=prec_b), systems=view.systems)
+    flips = data.rank_flips(view.data, replace(view.cond, precision=prec_a), replace(view.cond, precision=prec_b),
+                            systems=view.systems)
     ranks = flips.ranks
     if len(ranks) < 2:
-        counts = ui.options_for(view.conditions(), "n_systems", benchmark=view.cond.benchmark,
-                                setting=view.cond.setting, metric=view.cond.metric, precision=prec_b)
-        ui.explain_missing(
+        counts = sidebar.options_for(view.conditions(), "n_systems", benchmark=view.cond.benchmark,
+                                     setting=view.cond.setting, metric=view.cond.metric, precision=prec_b)
+        hints.explain_missing(
             f"Fewer than two systems have complete results under both {prec_a} and {prec_b} "
             f"({len(ranks)} do, over {len(flips.tasks)} shared task(s)).",
             "Ranks need at least two systems with every shared task under both conditions"
             + (f"; at most {max(counts)} system(s) have any {prec_b} results here" if counts else "")
             + ". Add the missing runs:",
-            ui.ingest_hint(view, precision=prec_b))
+            hints.ingest_hint(view, precision=prec_b))
         return
     cols = st.columns(4)
     cols[0].metric("Systems", f"{len(ranks)}")
@@ -63,7 +63,7 @@ def render(view: ui.View) -> None:
     cols[2].metric("Flipped pairs", f"{len(flips.flipped_pairs)}")
     cols[3].metric("Overlapping pairs", f"{len(flips.overlapping_pairs)}",
                    help="Pairs whose tie-aware [G_min, G_max] intervals overlap under A or B.")
-    st.plotly_chart(_slope_chart(ranks, prec_a, prec_b), width="stretch", config={"displaylogo": False})
+    charts.draw(_slope_chart(ranks, prec_a, prec_b))
     _pairs(flips, prec_a, prec_b)
 
 
@@ -96,11 +96,11 @@ def _pairs(flips, prec_a: str, prec_b: str) -> None:
         st.success(f"No pair of systems changes order between {prec_a} and {prec_b}.")
     else:
         st.markdown(f"System 1 is above system 2 under **{prec_a}** and below it under **{prec_b}**.")
-        number = st.column_config.NumberColumn
+        number = tables.number
         st.dataframe(flips.flipped_pairs, hide_index=True, width="stretch", column_config={
             "system_1": "System 1", "system_2": "System 2",
-            "G_a_1": number(f"G₁ ({prec_a})", format="%.4f"), "G_a_2": number(f"G₂ ({prec_a})", format="%.4f"),
-            "G_b_1": number(f"G₁ ({prec_b})", format="%.4f"), "G_b_2": number(f"G₂ ({prec_b})", format="%.4f"),
+            "G_a_1": number(f"G₁ ({prec_a})"), "G_a_2": number(f"G₂ ({prec_a})"),
+            "G_b_1": number(f"G₁ ({prec_b})"), "G_b_2": number(f"G₂ ({prec_b})"),
             "intervals_overlap": st.column_config.CheckboxColumn(
                 "Intervals overlap", help="Their [G_min, G_max] intervals overlap: ties alone could explain the flip."),
         })
@@ -112,8 +112,8 @@ def _pairs(flips, prec_a: str, prec_b: str) -> None:
             condition=flips.overlapping_pairs["condition"].map({"a": prec_a, "b": prec_b}))
         st.dataframe(table, hide_index=True, width="stretch", column_config={
             "condition": "Condition", "system_1": "System 1", "system_2": "System 2",
-            **{c: st.column_config.NumberColumn(label, format="%.4f") for c, label in (
+            **{c: tables.number(label) for c, label in (
                 ("lo_1", "G min (1)"), ("hi_1", "G max (1)"), ("lo_2", "G min (2)"), ("hi_2", "G max (2)"))}})
 
 
-render(ui.current_view())
+render()

@@ -4,26 +4,25 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from ui import components as ui
-from ui import data
+from ui import charts, data, hints, sidebar, tables
 
 
-def render(view: ui.View) -> None:
-    ui.intro("Instructions", "RAR-b asks whether retrievers can follow an instruction prefixed to the query. This "
-             "page shows the gap **with − without** instruction for each system and task (blue: the instruction "
-             "helps, red: it hurts) and the same gap in G.")
-    if not ui.has_results_to_show(view):
+def render() -> None:
+    hints.intro("Instructions", "RAR-b asks whether retrievers can follow an instruction prefixed to the query. "
+                "This page shows the gap **with − without** instruction for each system and task (blue: the "
+                "instruction helps, red: it hurts) and the same gap in G.")
+    view = sidebar.view()
+    if not hints.has_results_to_show(view):
         return
-    st.caption(ui.describe_condition(view, skip=("instruction",)) + " (the instruction control does not apply here)")
-    ui.filter_note(view)
-    gap = data.query(view.data_dir, "instruction_gap", view.cond, systems=view.systems)
+    st.caption(hints.describe_condition(view, skip=("instruction",)) + " (the instruction control does not apply here)")
+    hints.filter_note(view)
+    gap = data.instruction_gap(view.data, view.cond, systems=view.systems)
     if gap.per_task.empty:
-        ui.explain_missing(
+        hints.explain_missing(
             "No system has results both with and without instructions under this condition.",
             "The gap needs the same system and task evaluated twice — once with the instruction prefixed to each "
             "query and once without. Ingest both runs:",
-            ui.ingest_hint(view, instruction="yes") + "\n"
-            + ui.ingest_hint(view, instruction="no"))
+            hints.ingest_hint(view, instruction="yes") + "\n" + hints.ingest_hint(view, instruction="no"))
         return
     per_system = gap.per_system.sort_values("gap", ascending=False, kind="stable").reset_index(drop=True)
     cols = st.columns(3)
@@ -35,24 +34,23 @@ def render(view: ui.View) -> None:
     st.subheader("Gap per system and task")
     heat = gap.per_task.pivot(index="system", columns="task", values="gap")
     heat = heat.reindex(per_system["system"].tolist())
-    span = ui.symmetric_span(gap.per_task["gap"])
+    span = charts.symmetric_span(gap.per_task["gap"])
     fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-span, zmax=span, aspect="auto",
                     labels=dict(color="with − without"), text_auto=".3f")
     fig.update_layout(height=max(300, 36 * len(heat) + 120), margin=dict(l=10, r=10, t=20, b=10),
                       xaxis_title=None, yaxis_title=None)
-    st.plotly_chart(fig, width="stretch", config={"displaylogo": False})
+    charts.draw(fig)
 
     st.subheader("Gap in G")
     bars = px.bar(per_system, x="gap", y="system", orientation="h", color="gap", color_continuous_scale="RdBu",
                   range_color=(-span, span), labels=dict(gap="G with − G without", system=""))
     bars.update_layout(height=max(260, 28 * len(per_system) + 80), margin=dict(l=10, r=10, t=20, b=10),
                        yaxis=dict(autorange="reversed"), coloraxis_showscale=False)
-    st.plotly_chart(bars, width="stretch", config={"displaylogo": False})
-    number = st.column_config.NumberColumn
+    charts.draw(bars)
     st.dataframe(per_system, hide_index=True, width="stretch", column_config={
-        "system": "System", "G_a": number(f"G {gap.label_a}", format="%.4f"),
-        "G_b": number(f"G {gap.label_b}", format="%.4f"), "gap": number("Gap (with − without)", format="%+.4f"),
-        "n_tasks": number("Tasks with both", format="%d")})
+        "system": "System", "G_a": tables.number(f"G {gap.label_a}"), "G_b": tables.number(f"G {gap.label_b}"),
+        "gap": st.column_config.NumberColumn("Gap (with − without)", format="%+.4f"),
+        "n_tasks": tables.number("Tasks with both", 0)})
 
 
-render(ui.current_view())
+render()

@@ -1,0 +1,94 @@
+"""Heat shading of dashboard tables (ui/tables.py): per-column steps, few distinct CSS rules, and what
+Streamlit sends to the browser for them."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ui import tables
+
+
+@given(st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(math.nan), st.just(math.inf)), min_size=1, max_size=40))
+def test_heat_levels_match_a_plain_python_rescaling_per_column(values):
+    columns = {"as drawn": values, "reversed and scaled": [3 * v for v in reversed(values)]}
+    levels = tables.heat_levels(pd.DataFrame(columns))
+    for column, column_values in enumerate(columns.values()):
+        _assert_rescaled(column_values, levels[:, column])
+
+
+def _assert_rescaled(values, levels):
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite or max(finite) <= min(finite):
+        assert np.isnan(levels).all()
+        return
+    lo, hi = min(finite), max(finite)
+    for value, level in zip(values, levels):
+        if not math.isfinite(value):
+            assert math.isnan(level)
+        else:
+            expected = (value - lo) / (hi - lo) * tables.HEAT_LEVELS
+            assert abs(level - expected) <= 0.5 + 1e-9 and level == round(level)
+            assert 0 <= level <= tables.HEAT_LEVELS
+
+
+def _frame(n_rows: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"system": [f"s{i}" for i in range(n_rows)], "G": rng.random(n_rows),
+                          "taskA": rng.random(n_rows), "taskB": rng.normal(size=n_rows), "flat": 0.5})
+    frame.loc[5, "taskA"] = np.nan
+    return frame
+
+
+def _sent_css(styled) -> dict[tuple[int, int], str]:
+    """(row, column) → CSS of every shaded cell, as Streamlit marshals the Styler for the browser."""
+    from streamlit.elements.lib.pandas_styler_utils import marshall_styler
+    from streamlit.proto.ArrowData_pb2 import ArrowData
+
+    proto = ArrowData()
+    marshall_styler(proto, styled, "uuid")
+    cells = {}
+    for line in filter(None, proto.styler.styles.splitlines()):
+        selectors, declaration = line.split(" { ")
+        for selector in selectors.split(", "):  # "#T_uuid_row3_col2"
+            row, col = selector.rsplit("_row", 1)[1].split("_col")
+            assert (int(row), int(col)) not in cells, "one rule per cell"
+            cells[(int(row), int(col))] = declaration.rstrip(" }")
+    return cells
+
+
+def test_heat_shading_reaches_the_browser_per_column_in_few_colours():
+    frame = _frame()
+    cells = _sent_css(tables.heat_styled(frame, ["taskA", "taskB", "flat", "not-a-column"]))
+    assert {col for _, col in cells} == {frame.columns.get_loc(c) for c in ("taskA", "taskB")}, \
+        "only the chosen columns are shaded (a constant column has no scale)"
+    assert len(set(cells.values())) <= tables.HEAT_LEVELS + 1
+    for name in ("taskA", "taskB"):
+        col = frame.columns.get_loc(name)
+        assert cells[(int(frame[name].idxmin()), col)] == "background-color: rgb(255,255,255)"
+        assert cells[(int(frame[name].idxmax()), col)] == tables.heat_colour(tables.HEAT_LEVELS)
+        for row, value in enumerate(frame[name]):
+            if math.isfinite(value):
+                assert cells[(row, col)] == tables.heat_colour(tables.heat_levels(frame[[name]])[row, 0])
+    assert (5, frame.columns.get_loc("taskA")) not in cells, "a missing value stays unshaded"
+
+
+def test_a_table_without_shaded_columns_is_sent_as_a_plain_frame():
+    frame = _frame(10)
+    assert tables.heat_styled(frame, ["not-a-column"]) is frame
+
+
+def test_heat_colour_runs_from_white_to_teal():
+    assert tables.heat_colour(0) == "background-color: rgb(255,255,255)"
+    assert tables.heat_colour(tables.HEAT_LEVELS) == "background-color: rgb(55,165,157)"
+    assert tables.heat_colour(math.nan) == ""
+
+
+def test_latex_table_escapes_and_bolds_the_best_value():
+    frame = pd.DataFrame({"system": ["a_b", "c&d"], "G": [0.5, 0.75]})
+    latex = tables.latex_table(frame, "50% of #1", bold_max=["G"])
+    assert r"a\_b & 0.5000 \\" in latex and r"c\&d & \textbf{0.7500} \\" in latex
+    assert r"\caption{50\% of \#1}" in latex

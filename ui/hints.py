@@ -1,0 +1,92 @@
+"""What a page says besides its numbers: its title and one-paragraph explanation, the line naming the condition,
+the filter note, and the empty states — what is missing, why the view needs it, and the command that adds it."""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import streamlit as st
+
+from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
+from ui.sidebar import SETTING_LABELS, View
+
+
+def intro(title: str, explanation: str) -> None:
+    st.title(title)
+    st.markdown(explanation)
+
+
+def safe_text(text: str) -> str:
+    """Text from data shown inside markdown: HTML-escaped and with markdown control characters neutralised."""
+    escaped = html.escape(str(text))
+    for char in "*_`[]<>|#":
+        escaped = escaped.replace(char, "\\" + char)
+    return escaped
+
+
+def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
+    """One line naming the selected condition (fields in ``skip`` are left out)."""
+    cond = view.cond
+    instr = {None: "instructions as published", False: "without instructions", True: "with instructions"}
+    parts = {"benchmark": cond.benchmark, "setting": SETTING_LABELS.get(cond.setting, cond.setting),
+             "metric": cond.metric, "instruction": instr[cond.instruction], "precision": cond.precision,
+             "tie_policy": f"ties: {cond.tie_policy}"}
+    return " · ".join(text for name, text in parts.items() if name not in skip)
+
+
+def filter_note(view: View) -> None:
+    if view.filter_summary:
+        st.caption(view.filter_summary + " Clear the filters in the sidebar to see every system.")
+
+
+def has_results_to_show(view: View) -> bool:
+    """False (after explaining why) when the data folder is missing or empty, or the sidebar filters exclude
+    every system: the guard every view starts with."""
+    if view.data is None:
+        st.error(f"The data folder `{view.data_dir}` does not exist. Start the app with "
+                 "`streamlit run app.py -- --data DIR` (or `TIEBREAK_DATA=DIR`) pointing at a folder of "
+                 "result parquet files.")
+        return False
+    if not view.has_data:
+        explain_no_data(view.data_dir)
+        return False
+    if view.systems is not None and len(view.systems) == 0:
+        st.warning("No system matches the filters in the sidebar. Loosen them to see results.")
+        return False
+    return True
+
+
+def explain_no_data(data_dir: Path) -> None:
+    st.info(f"There are no results in the data folder `{data_dir}` yet, so there is nothing to rank.")
+    st.markdown("Add results and reload this page, for example:")
+    st.code(f"{FETCH_COMMAND}   # the upstream sources, into sources/\n"
+            f"python -m evalcore import-mteb sources/{MTEB_RESULTS} --out {data_dir}/published"
+            "   # published MTEB scores\n"
+            + ingest_command("rar-b", data_dir=data_dir) + "   # your own run, per query", language="bash")
+    st.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
+               "(or set `TIEBREAK_DATA=DIR`).")
+
+
+def explain_missing(what: str, why: str, command: str | None = None) -> None:
+    """An empty state: what is missing, why this view needs it, and the command that adds it."""
+    st.info(f"**{what}** {why}")
+    if command:
+        st.code(command, language="bash")
+
+
+def ingest_command(benchmark: str = "BENCHMARK", precision: str = "fp32", setting: str = "full",
+                   instruction: str = "no", data_dir: Path | None = None) -> str:
+    """The ``evalcore ingest`` call that adds one run's per-query results (``instruction``: yes | no)."""
+    target = f" --data {data_dir}" if data_dir else ""
+    return (f"python -m evalcore ingest --run RUN.trec --qrels QRELS.tsv --system NAME \\\n"
+            f"    --benchmark {benchmark} --task TASK --setting {setting} --instruction {instruction} "
+            f"--precision {precision}{target}")
+
+
+def ingest_hint(view: View, **overrides: str) -> str:
+    """:func:`ingest_command` for the selected condition and data dir, with some fields overridden."""
+    cond = view.cond
+    fields = {"benchmark": cond.benchmark, "precision": cond.precision, "setting": cond.setting,
+              "instruction": "yes" if cond.instruction else "no", **overrides}
+    return ingest_command(**fields, data_dir=view.data_dir)

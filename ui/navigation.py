@@ -1,0 +1,111 @@
+"""The page table and the frame around every page.
+
+:data:`PAGES` is the one list of the dashboard's views (the tests open the same table). :func:`run` is what
+the dashboard's main script (``ui/entry/dashboard.py``, served by the ``st.App`` in ``app.py``) does on every
+script run: ``st.navigation`` over :data:`PAGES`, then the frame — the URL state of the run
+(``ui/state.py``), the notices about ignored URL parameters above the page, the page itself inside an error
+boundary (a visitor never sees a traceback), and at the bottom of the sidebar the share link and the data
+files that were skipped. The page draws the sidebar's controls itself (``ui/sidebar.py``).
+
+Each page's URL path is its file name: ``pages/rank-flips.py`` is ``/rank-flips``; the first page is also
+``/``.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+LOG = logging.getLogger("tiebreak.app")
+APP_ROOT = Path(__file__).resolve().parent.parent
+PAGES_DIR = APP_ROOT / "pages"
+MAIN_SCRIPT = APP_ROOT / "ui" / "entry" / "dashboard.py"
+"""The script Streamlit runs on every rerun. It sits alone in its folder: Streamlit treats a ``pages/``
+folder beside the main script as a legacy multipage app (until the first ``st.navigation``), which showed a
+first visitor of a shared deep link "Page not found", and it puts the script's folder first on
+``sys.path`` during every run, where modules beside it would shadow installed ones."""
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One view: its script under ``pages/`` (the file name is the URL path), title and icon."""
+
+    file: str
+    title: str
+    icon: str
+
+    @property
+    def path(self) -> Path:
+        return PAGES_DIR / self.file
+
+    @property
+    def url_path(self) -> str:
+        return Path(self.file).stem
+
+
+PAGES = (
+    PageSpec("leaderboard.py", "Leaderboard", ":material/leaderboard:"),
+    PageSpec("ties-and-precision.py", "Ties & precision", ":material/balance:"),
+    PageSpec("rank-flips.py", "Rank flips", ":material/swap_vert:"),
+    PageSpec("instructions.py", "Instructions", ":material/edit_note:"),
+    PageSpec("mcr-vs-full.py", "MCR vs full", ":material/scatter_plot:"),
+    PageSpec("compare.py", "Compare", ":material/compare_arrows:"),
+)
+
+
+def run() -> None:
+    """One script run: navigation, then the chosen page inside the frame."""
+    from ui import state
+
+    started = time.perf_counter()
+    st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=":material/balance:",
+                       layout="wide")
+    page = st.navigation([st.Page(spec.path, title=spec.title, icon=spec.icon, default=(i == 0))
+                          for i, spec in enumerate(PAGES)])
+    state.begin_run(page.url_path)
+    notices_box = st.container()
+    st.sidebar.caption("tiebreak · tie-aware retrieval evaluation")
+    try:
+        page.run()
+    except Exception:  # a visitor never sees a traceback; the server log has it
+        incident = uuid.uuid4().hex[:8]
+        LOG.exception("page /%s failed (incident %s)", page.url_path, incident)
+        st.error(f"Sorry — this view could not be drawn (incident `{incident}`; details are in the server "
+                 "log). Try other settings in the sidebar, or reload the page.")
+    _finish(notices_box)
+    LOG.debug("drew /%s in %.3f s", page.url_path, time.perf_counter() - started)
+
+
+def _finish(notices_box) -> None:
+    """Write the view's state back to the URL; show the notices, the share link and the skipped files."""
+    from ui import data, hints, sidebar, state
+
+    params = state.end_run()
+    messages = state.notices()
+    if len(messages) == 1:
+        notices_box.warning(messages[0], icon=":material/link_off:")
+    elif messages:
+        notices_box.warning("Parts of the link were ignored; the view shows valid settings instead:\n"
+                            + "\n".join(f"- {m}" for m in messages), icon=":material/link_off:")
+    sidebar.share_box(params, _page_url())
+    try:
+        data_dir = data.data_dir_from()
+        skipped = data.skipped_files(data.snapshot(data_dir)) if data_dir.is_dir() else []
+    except Exception:  # the store could not open the folder: the page has said so
+        skipped = []
+    if skipped:
+        with st.sidebar.expander(f"{len(skipped)} data file(s) skipped"):
+            for item in skipped:
+                name = Path(item.path).name.replace("`", "'")  # a backtick would end the code span
+                st.caption(f"`{name}`: {hints.safe_text(item.reason)}")
+
+
+def _page_url() -> str | None:
+    try:
+        return st.context.url
+    except Exception:
+        return None
