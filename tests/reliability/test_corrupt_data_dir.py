@@ -164,7 +164,9 @@ def test_dashboard_lists_skipped_files_and_draws_the_rest(corrupt_dir, monkeypat
 
     data, expected = corrupt_dir
     monkeypatch.setenv("TIEBREAK_DATA", str(data))
-    app = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
+    from ui.navigation import MAIN_SCRIPT
+
+    app = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
     with time_limit(180):
         app.run()
     assert not app.exception, app.exception
