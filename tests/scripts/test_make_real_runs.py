@@ -1,7 +1,9 @@
 """Tests of scripts/make_real_runs.py: pure helpers on constructed data, then the script end to end on a slice
 of RAR-b WinoGrande (real model, real data) checked against the data contract (DESIGN.md) and measured tie facts.
 
-The end-to-end tests need requirements-models.txt (torch, sentence-transformers, …) and skip only without it.
+The end-to-end tests need requirements-models.txt (torch, sentence-transformers, …) and the RAR-b sources; without
+them they skip with the reason (and fail under CI=true, see tests/needs.py). The second round's systems and the
+shipped data are tested in test_real_runs_round_two.py.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ SCRIPT = REPO_ROOT / "scripts" / "make_real_runs.py"
 RARB_MCR = sources.source_dir(sources.RARB_MCR)
 TASK = "WinoGrande"
 N_QUERIES = 200  # enough queries that bf16's extra ties at rank 10 are not a matter of luck
-QUERY_METRIC_COLUMNS = {"system", "benchmark", "task", "setting", "instruction", "precision", "qid", "metric",
+QUERY_METRIC_COLUMNS = {"system", "benchmark", "task", "setting", "instruction", "precision", "precision_kind", "qid",
+                        "metric",
                         "oblivious", "expected", "min", "max", "tie_policy", "n_candidates", "tied_at_cutoff",
                         "source"}
 SYSTEM_COLUMNS = {"system", "display_name", "family", "n_parameters", "license", "open_weights",
@@ -108,6 +111,7 @@ def slice_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert (RARB_MCR / "winogrande-test.csv").exists(), f"RAR-b MCR data not found at {RARB_MCR}"
     root = tmp_path_factory.mktemp("real_runs")
     done = run_script("--tasks", TASK, "--limit-queries", str(N_QUERIES), "--data", str(RARB_MCR),
+                      "--systems", "minilm", "bm25", "tfidf",
                       "--out", str(root / "data" / "real"), "--runs-out", str(root / "data" / "runs"),
                       "--cache", str(root / "cache"), "--threads", "1", cwd=root)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -148,7 +152,10 @@ def test_every_condition_is_present(query_metrics: pd.DataFrame) -> None:
     assert set(minilm["precision"]) == {"fp32", "fp16", "bf16", "bf16+hps", "int8", "binary"}
     lexical = query_metrics[query_metrics["system"] != MINILM]
     assert set(lexical["system"]) == {"tiebreak-run/bm25s", "tiebreak-run/tfidf-cosine"}
-    assert set(lexical["precision"]) == {"fp32"}
+    assert set(lexical["precision"]) == {"fp32", "bf16", "fp16"}  # scores as produced, then stored rounded
+    kinds = query_metrics.groupby("precision")["precision_kind"].agg(set).to_dict()
+    assert kinds["fp32"] == {"inference", "native"} and kinds["int8"] == {"storage"}
+    assert kinds["bf16"] == {"inference", "storage"}  # MiniLM run in bf16; lexical scores stored in bf16
     assert set(query_metrics["instruction"]) == {False, True}
     mcr = query_metrics[query_metrics["setting"] == "mcr"]
     full = query_metrics[query_metrics["setting"] == "full-pooled"]
