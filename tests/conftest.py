@@ -29,3 +29,10 @@ def _private_sums_cache(tmp_path_factory):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser and real-model tests are slow by definition: ``-m "not slow"`` (the fast run) leaves them out."""
+    for item in items:
+        if item.get_closest_marker("browser") or item.get_closest_marker("models"):
+            item.add_marker(pytest.mark.slow)

@@ -21,7 +21,8 @@ require_module("pyspark")
 from evalcore.engine import evaluate  # noqa: E402
 from evalcore.spark import evaluate_spark, evaluate_spark_paths, spark_session  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")]
 
 METRICS = ["ndcg@10", "mrr@10", "recall@100", "p@1", "ap@10"]
 POLICIES = ["docid-desc", "docid-asc", "input-order", "random:3"]
