@@ -3,9 +3,13 @@
 Definitions (DESIGN.md § Definitions):
 - task score = mean over queries; G = (Π x_t)^(1/n) over tasks (a zero task makes G zero; NaN propagates);
   G_min / G_max / G_expected = G of the task mins / maxes / expected values (G is monotone).
+- Each benchmark is ranked by its own official aggregate (:func:`official_aggregate`): RAR-b by G (its
+  paper's geometric mean), R2MED by ``mean``, the arithmetic mean over tasks (the "Avg" of its site);
+  ``mean_min`` / ``mean_max`` / ``mean_expected`` are the mean of the task mins / maxes / expected values.
 - ranks are competition ranks ("min": 1, 2, 2, 4), higher score = better.
 - Borda: per task a system scores the number of other systems it beats plus ½ per tie, summed over tasks
-  (= scipy ``rankdata(method="average") - 1`` per task).
+  (= scipy ``rankdata(method="average") - 1`` per task), from sorted columns (memory linear in the systems).
+  A leaderboard holds at most :func:`max_systems` systems (``TIEBREAK_MAX_SYSTEMS``, default 100,000).
 - Rank intervals (LMArena style) from per-system intervals [lo, hi]:
   ``rank_lo`` (best plausible rank) = 1 + #{j : lo_j > hi_i}   (systems surely better than i);
   ``rank_hi`` (worst plausible rank) = #{j : hi_j >= lo_i}      (i itself + systems not surely worse).
@@ -14,6 +18,7 @@ Definitions (DESIGN.md § Definitions):
 """
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
@@ -22,7 +27,64 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from evalcore.errors import InputError
+
 SCORE_COLUMNS = ("value", "expected", "min", "max")
+
+# aggregate name -> what it is; the name is the column that holds it in a leaderboard
+AGGREGATES = {"G": "geometric mean over tasks", "mean": "arithmetic mean over tasks"}
+# each benchmark's own aggregate (its paper / site); others default to G
+OFFICIAL_AGGREGATES = {"rar-b": "G", "r2med": "mean"}
+MAX_SYSTEMS_ENV = "TIEBREAK_MAX_SYSTEMS"
+DEFAULT_MAX_SYSTEMS = 100_000
+# the summary columns of a leaderboard; a task of the same name gets another column label (task_column_labels)
+SUMMARY_COLUMNS = (
+    "rank", "system", "G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected",
+    "borda", "n_tasks", "complete", "zero_task", "has_query_data", "G_lo", "G_hi", "mean_lo", "mean_hi",
+    "rank_lo", "rank_hi", "ranked_by",
+)
+
+
+def official_aggregate(benchmark: str | None) -> str:
+    """The aggregate a benchmark is ranked by: ``G`` for RAR-b, ``mean`` for R2MED, ``G`` otherwise."""
+    return OFFICIAL_AGGREGATES.get(str(benchmark or "").lower(), "G")
+
+
+def max_systems(environ: dict | None = None) -> int:
+    """The most systems one leaderboard may hold: ``$TIEBREAK_MAX_SYSTEMS`` (a positive integer), else 100,000."""
+    environ = os.environ if environ is None else environ
+    text = environ.get(MAX_SYSTEMS_ENV, "").strip()
+    try:
+        value = int(text) if text else DEFAULT_MAX_SYSTEMS
+    except ValueError:
+        raise InputError(f"{MAX_SYSTEMS_ENV}={text!r}: expected a positive whole number of systems") from None
+    if value < 1:
+        raise InputError(f"{MAX_SYSTEMS_ENV}={text!r}: expected a positive whole number of systems")
+    return value
+
+
+def check_system_count(n_systems: int) -> None:
+    """InputError (one line naming the limit and how to raise it) past :func:`max_systems`."""
+    limit = max_systems()
+    if n_systems > limit:
+        raise InputError(
+            f"{n_systems:,} systems to rank exceed the limit of {limit:,} systems per leaderboard "
+            f"(Borda points, rank intervals and pair checks grow with it); raise it with {MAX_SYSTEMS_ENV}={n_systems}"
+        )
+
+
+def task_column_labels(tasks: Sequence[str]) -> list[str]:
+    """The column label of each task in a leaderboard: the task's name, or ``"<name> (task)"`` (repeated as
+    needed) when the name is a summary column (``rank``, ``G``, ``system``...) or already taken."""
+    taken = set(SUMMARY_COLUMNS)
+    labels = []
+    for task in tasks:
+        label = str(task)
+        while label in taken:
+            label += " (task)"
+        taken.add(label)
+        labels.append(label)
+    return labels
 
 
 # -- scalar aggregates ----------------------------------------------------------------------------------
@@ -47,12 +109,19 @@ def competition_ranks(scores: np.ndarray) -> np.ndarray:
 
 
 def borda_points(task_matrix: np.ndarray) -> np.ndarray:
-    """Borda totals for a (systems × tasks) matrix without NaN: Σ_t (#beaten + ½ #tied others)."""
+    """Borda totals for a (systems × tasks) matrix without NaN: Σ_t (#beaten + ½ #tied others).
+
+    Per task, from the sorted column: #beaten = #{j : x_j < x_i}, #tied others = #{j : x_j = x_i} − 1
+    (O(n log n) time and O(n) memory per task; more than :func:`max_systems` systems are refused)."""
     x = np.asarray(task_matrix, dtype=np.float64)
-    # pairwise comparison per task: (systems, systems, tasks)
-    greater = (x[:, None, :] > x[None, :, :]).sum(axis=(1, 2))
-    tied = (x[:, None, :] == x[None, :, :]).sum(axis=(1, 2)) - x.shape[1]  # minus self-ties
-    return greater + 0.5 * tied
+    check_system_count(x.shape[0])
+    points = np.zeros(x.shape[0])
+    for column in x.T:
+        ordered = np.sort(column)
+        below = np.searchsorted(ordered, column, side="left")
+        at_or_below = np.searchsorted(ordered, column, side="right")
+        points += below + 0.5 * (at_or_below - below - 1)
+    return points
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
@@ -122,8 +191,10 @@ def rank_intervals(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarr
     rank_lo = np.full(lo.shape, np.nan)
     rank_hi = np.full(lo.shape, np.nan)
     lo_known, hi_known = lo[known], hi[known]
-    rank_lo[known] = 1 + (lo_known[None, :] > hi_known[:, None]).sum(axis=1)
-    rank_hi[known] = (hi_known[None, :] >= lo_known[:, None]).sum(axis=1)
+    # counted on the sorted bounds (O(n log n)): #{j : lo_j > hi_i} and #{j : hi_j >= lo_i}
+    lo_sorted, hi_sorted = np.sort(lo_known), np.sort(hi_known)
+    rank_lo[known] = 1 + lo_sorted.size - np.searchsorted(lo_sorted, hi_known, side="right")
+    rank_hi[known] = hi_sorted.size - np.searchsorted(hi_sorted, lo_known, side="left")
     return rank_lo, rank_hi
 
 
@@ -289,43 +360,109 @@ def task_matrices(task_table: pd.DataFrame, tasks: Sequence[str]) -> tuple[np.nd
     return np.asarray(systems, dtype=object), matrices
 
 
-def leaderboard_frames(task_table: pd.DataFrame, tasks: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rank systems by G over ``tasks`` from a task table (system, task, value, expected, min, max).
+def leaderboard_frames(
+    task_table: pd.DataFrame, tasks: Sequence[str], aggregate: str = "G"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rank systems by ``aggregate`` (``G`` or ``mean``, see :data:`AGGREGATES`) over ``tasks`` from a task
+    table (system, task, value, expected, min, max).
 
-    Returns (ranked, incomplete). ``ranked``: rank, system, G, G_min, G_max, G_expected, mean, borda,
-    n_tasks, complete, zero_task, then one column per task (oblivious values), sorted by rank then system.
-    ``incomplete``: system, n_tasks, missing_tasks, reason.
+    Returns (ranked, incomplete). ``ranked``: rank, system, G, G_min, G_max, G_expected, mean, mean_min,
+    mean_max, mean_expected, borda, n_tasks, complete, zero_task, then one column per task (oblivious
+    values; labels from :func:`task_column_labels`), sorted by rank then system. A system is ranked only
+    when every task has a finite value >= 0; the others are in ``incomplete``: system, n_tasks (tasks with a
+    usable value), missing_tasks (the others), reason, then the task columns (NaN where unusable).
     """
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"unknown aggregate {aggregate!r}: expected one of {', '.join(AGGREGATES)}")
     tasks = list(tasks)
+    labels = task_column_labels(tasks)
     systems, matrices = task_matrices(task_table, tasks)
-    present = ~np.isnan(matrices["value"])
-    complete = present.all(axis=1) if tasks else np.zeros(len(systems), dtype=bool)
-    missing = [[t for t, ok in zip(tasks, row) if not ok] for row in present[~complete]]
+    all_values = matrices["value"]
+    missing = np.isnan(all_values)
+    with np.errstate(invalid="ignore"):
+        unusable = ~missing & ~(np.isfinite(all_values) & (all_values >= 0))
+    usable = ~missing & ~unusable
+    complete = usable.all(axis=1) if tasks else np.zeros(len(systems), dtype=bool)
+    check_system_count(int(complete.sum()))
+    # an aggregate of usable values is a number; a row whose aggregate is not one is never ranked all the same
+    with np.errstate(invalid="ignore", over="ignore"):
+        chosen = (geometric_mean(all_values, axis=1) if aggregate == "G" else all_values.mean(axis=1)) \
+            if tasks else np.full(len(systems), np.nan)
+    not_a_number = complete & ~np.isfinite(chosen)
+    complete &= ~not_a_number
+    values = all_values[complete]
+
+    def reason(row_missing, row_unusable, nan_aggregate) -> str:
+        parts = []
+        for flags, what in ((row_missing, "missing"),
+                            (row_unusable, "no usable value (NaN, infinite or negative) for")):
+            names = [t for t, flag in zip(tasks, flags) if flag]
+            if names:
+                parts.append(f"{what} {len(names)} of {len(tasks)} tasks: {', '.join(names[:5])}"
+                             f"{' …' if len(names) > 5 else ''}")
+        if nan_aggregate:
+            parts.append(f"{aggregate} is not a number")
+        return "; ".join(parts) or "no task"
+
+    out = ~complete
     incomplete = pd.DataFrame(
         {
-            "system": systems[~complete],
-            "n_tasks": present[~complete].sum(axis=1).astype(np.int64),
-            "missing_tasks": missing,
-            "reason": [
-                f"missing {len(m)} of {len(tasks)} tasks: {', '.join(m[:5])}{' …' if len(m) > 5 else ''}"
-                for m in missing
-            ],
+            "system": systems[out],
+            "n_tasks": usable[out].sum(axis=1).astype(np.int64),
+            "missing_tasks": [[t for t, ok in zip(tasks, row) if not ok] for row in usable[out]],
+            "reason": [reason(m, u, n) for m, u, n in zip(missing[out], unusable[out], not_a_number[out])],
         }
     )
-    values = matrices["value"][complete]
-    g = geometric_mean(values, axis=1)
-    ranked = pd.DataFrame({"rank": competition_ranks(g).astype(np.int64), "system": systems[complete], "G": g})
+    incomplete = pd.concat(
+        [incomplete, pd.DataFrame(np.where(usable[out], all_values[out], np.nan), columns=labels)], axis=1
+    )
+    ranked_aggregates = {"G": geometric_mean(values, axis=1),
+                         "mean": values.mean(axis=1) if len(values) else np.zeros(0)}
+    ranked = pd.DataFrame({
+        "rank": competition_ranks(ranked_aggregates[aggregate]).astype(np.int64), "system": systems[complete],
+        "G": ranked_aggregates["G"],
+    })
     ranked["G_min"] = geometric_mean(matrices["min"][complete], axis=1)
     ranked["G_max"] = geometric_mean(matrices["max"][complete], axis=1)
     ranked["G_expected"] = geometric_mean(matrices["expected"][complete], axis=1)
-    ranked["mean"] = values.mean(axis=1) if len(ranked) else np.zeros(0)
+    ranked["mean"] = ranked_aggregates["mean"]
+    for column in ("min", "max", "expected"):
+        ranked[f"mean_{column}"] = matrices[column][complete].mean(axis=1) if len(ranked) else np.zeros(0)
     ranked["borda"] = borda_points(values)
     ranked["n_tasks"] = len(tasks)
     ranked["complete"] = True
     ranked["zero_task"] = (values == 0).any(axis=1)
-    ranked = pd.concat([ranked, pd.DataFrame(values, columns=tasks)], axis=1)
+    ranked = pd.concat([ranked, pd.DataFrame(values, columns=labels)], axis=1)
     ranked = ranked.sort_values(["rank", "system"], kind="stable").reset_index(drop=True)
     return ranked, incomplete.reset_index(drop=True)
+
+
+SWAP_LIMIT = 5_000
+"""Most systems (with expected values) whose order pairs :func:`order_swaps` compares (quadratic in them)."""
+
+
+def order_swaps(systems: Sequence[str], by_policy: np.ndarray, by_expected: np.ndarray) -> pd.DataFrame | None:
+    """Pairs the chosen tie policy orders one way and the expected values (over all orderings of tied
+    documents) the other: system_1 is ahead by policy (value_1 > value_2) and behind by expected value
+    (expected_1 < expected_2). Systems with a NaN on either side are left out; None past :data:`SWAP_LIMIT`
+    such systems. Columns: system_1, system_2, value_1, value_2, expected_1, expected_2 (by value_1, value_2
+    descending)."""
+    names = np.asarray(systems, dtype=object)
+    policy = np.asarray(by_policy, dtype=np.float64)
+    expected = np.asarray(by_expected, dtype=np.float64)
+    known = np.flatnonzero(~np.isnan(policy) & ~np.isnan(expected))
+    if known.size > SWAP_LIMIT:
+        return None
+    first, second = [], []
+    for i in known:  # one row of comparisons at a time: memory linear in the systems
+        behind = known[(policy[known] < policy[i]) & (expected[known] > expected[i])]
+        first.extend([i] * behind.size)
+        second.extend(behind.tolist())
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+    frame = pd.DataFrame({"system_1": names[first], "system_2": names[second], "value_1": policy[first],
+                          "value_2": policy[second], "expected_1": expected[first], "expected_2": expected[second]})
+    return frame.sort_values(["value_1", "value_2", "system_1", "system_2"], ascending=[False, False, True, True],
+                             kind="stable").reset_index(drop=True)
 
 
 def condition_gap(table_a: pd.DataFrame, table_b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -15,13 +15,13 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy whose text cells cannot start a spreadsheet formula (prefixed with ``'``)."""
     safe = frame.copy()
-    for column in safe.columns:
-        values = safe[column]
+    for position in range(safe.shape[1]):  # by position: two columns may share a label
+        values = safe.iloc[:, position]
         if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
             text = values.astype("string")
             risky = text.str.startswith(_FORMULA_STARTS).fillna(False).to_numpy(dtype=bool)
             if risky.any():
-                safe[column] = values.astype(object).where(~risky, "'" + text.astype(object))
+                safe.isetitem(position, values.astype(object).where(~risky, "'" + text.astype(object)))
     return safe
 
 

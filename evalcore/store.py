@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import aggregate, disk_cache
+from evalcore import aggregate as _aggregate  # ``Store.leaderboard`` has a parameter named ``aggregate``
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -41,8 +42,8 @@ log = logging.getLogger(__name__)
 
 DATA_ENV = "TIEBREAK_DATA"
 CACHE_ENV = disk_cache.CACHE_ENV  # folder of the on-disk caches ("off" disables them)
-_SUMS_CACHE_VERSION = "query-sums-1"  # bump when _QUERY_SUMS_SELECT changes
-_INTERVALS_CACHE_FOLDER = "leaderboard-intervals-1"  # bump when the stored layout changes
+_SUMS_CACHE_VERSION = "query-sums-2"  # bump when _QUERY_SUMS_SELECT changes
+_INTERVALS_CACHE_FOLDER = "leaderboard-intervals-2"  # bump when the stored layout changes
 RUNS_DIR = "runs"
 DEFAULT_TIE_POLICY = "docid-desc"
 
@@ -79,10 +80,30 @@ _QUERY_SUMS_SELECT = """
        system::VARCHAR AS system, benchmark::VARCHAR AS benchmark, task::VARCHAR AS task,
        setting::VARCHAR AS setting, instruction::BOOLEAN AS instruction, precision::VARCHAR AS precision,
        tie_policy::VARCHAR AS tie_policy, metric::VARCHAR AS metric,
-       count(*)::BIGINT AS n_queries, sum(oblivious)::DOUBLE AS sum_oblivious,
-       sum(expected)::DOUBLE AS sum_expected, sum("min")::DOUBLE AS sum_min, sum("max")::DOUBLE AS sum_max,
-       sum(tied_at_cutoff::INTEGER)::BIGINT AS n_tied, min(source)::VARCHAR AS source
+       count(*) FILTER (WHERE qid IS NOT NULL)::BIGINT AS n_queries,
+       sum(oblivious) FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_oblivious,
+       sum(expected) FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_expected,
+       sum("min") FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_min,
+       sum("max") FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_max,
+       sum(tied_at_cutoff::INTEGER) FILTER (WHERE qid IS NOT NULL)::BIGINT AS n_tied, min(source)::VARCHAR AS source,
+       count(DISTINCT qid)::BIGINT AS n_distinct_qids,
+       count(*) FILTER (WHERE qid IS NULL)::BIGINT AS n_null_qids,
+       count(*) FILTER (WHERE oblivious IS NULL OR expected IS NULL OR "min" IS NULL OR "max" IS NULL)::BIGINT
+         AS n_null_values,
+       count(*) FILTER (WHERE NOT (isfinite(oblivious::DOUBLE) AND isfinite(expected::DOUBLE)
+                                   AND isfinite("min"::DOUBLE) AND isfinite("max"::DOUBLE)))::BIGINT AS n_nonfinite,
+       min(least(oblivious, expected, "min", "max"))::DOUBLE AS lowest,
+       max(greatest(oblivious, expected, "min", "max"))::DOUBLE AS highest,
+       count(*) FILTER (WHERE "min" > "max" + 1e-9 OR oblivious < "min" - 1e-9 OR oblivious > "max" + 1e-9
+                              OR expected < "min" - 1e-9 OR expected > "max" + 1e-9)::BIGINT AS n_inconsistent
 """
+# what the per-file sums keep once checked (the check columns above are only read at load)
+_QUERY_SUMS_COLUMNS = (
+    "system", "benchmark", "task", "setting", "instruction", "precision", "tie_policy", "metric", "n_queries",
+    "sum_oblivious", "sum_expected", "sum_min", "sum_max", "n_tied", "source", "file",
+)
+# a per-query or task-level row without one of these names cannot be placed (instruction NULL = unknown)
+_KEY_NAMES = ("system", "benchmark", "task", "setting", "precision", "tie_policy", "metric")
 _QUERY_SUMS_KEY = "system, benchmark, task, setting, instruction, precision, tie_policy, metric"
 _QUERY_SUMS_SQL = f"SELECT {_QUERY_SUMS_SELECT} FROM read_parquet(?) GROUP BY {_QUERY_SUMS_KEY}"
 # all new files in one scan (DuckDB spreads the files over its threads; one query per file was ~1.5x slower)
@@ -130,23 +151,53 @@ class Condition:
 
 @dataclass
 class SkippedFile:
-    """A parquet file under the data dir that was not loaded, and why."""
+    """A parquet file (or a folder) under the data dir that was not loaded, and why."""
 
     path: str
     reason: str
 
 
 @dataclass
+class LoadWarning:
+    """Rows of a loaded file that were left out or changed at load (the rest of the file is used), and why."""
+
+    path: str
+    message: str
+
+
+@dataclass
 class Leaderboard:
     """Result of :meth:`Store.leaderboard`."""
 
-    ranked: pd.DataFrame  # rank, system, G, G_min, G_max, G_expected, mean, borda, n_tasks, complete,
-    #                       zero_task, has_query_data, G_lo, G_hi, rank_lo, rank_hi, then one column per task
-    #                       (G_lo..rank_hi NaN for systems without per-query data for every task)
-    incomplete: pd.DataFrame  # system, n_tasks, missing_tasks (list[str]), reason (str)
-    tasks: list[str]  # the task columns of ``ranked``, in order
+    ranked: pd.DataFrame  # rank, system, G, G_min, G_max, G_expected, mean, mean_min, mean_max, mean_expected,
+    #                       borda, n_tasks, complete, zero_task, has_query_data, G_lo, G_hi, mean_lo, mean_hi,
+    #                       rank_lo, rank_hi, then one column per task (``tasks``); ``rank`` (and rank_lo/hi)
+    #                       follow ``ranked_by`` (G_lo..rank_hi NaN without per-query data for every task)
+    incomplete: pd.DataFrame  # system, n_tasks, missing_tasks (list[str]), reason (str), then the task columns
+    #                           (values where usable, else NaN)
+    tasks: list[str]  # the task columns of ``ranked``, in order (a task's name, or "<name> (task)" when its
+    #                   name is a summary column such as "rank" or "G": see aggregate.task_column_labels)
     zero_task_systems: list[str] = field(default_factory=list)  # ranked systems with G = 0 from a zero task
     bootstrap: int = 0  # resamples used for G_lo/G_hi (0 = no per-query data)
+    ranked_by: str = "G"  # the aggregate ``rank`` follows: "G" (geometric mean) or "mean" (arithmetic mean)
+    task_names: list[str] = field(default_factory=list)  # the task names of ``tasks``, in the same order
+    policy_swaps: pd.DataFrame | None = None  # pairs ordered one way by ``tie_policy`` and the other by their
+    #   expected values (aggregate.order_swaps: system_1 ahead by policy, behind by expected; value_1/2,
+    #   expected_1/2 in ``ranked_by``); empty = no pair; None = not computed (too many systems)
+    tie_policy: str | None = None  # the tie policy of the oblivious values ranked
+
+    def rows(self) -> pd.DataFrame:
+        """Every system, ranked ones first (by rank) then the systems not ranked: the ``ranked`` columns, with
+        ``rank`` and the aggregates empty, ``complete`` False and ``n_tasks`` counting usable tasks for the
+        latter (their task values where usable). What an export carries."""
+        rest = self.incomplete.drop(columns=["missing_tasks", "reason"], errors="ignore").assign(complete=False)
+        frame = pd.concat([self.ranked, rest], ignore_index=True)
+        frame["rank"] = frame["rank"].astype("Int64")
+        frame["complete"] = frame["complete"].astype(bool)
+        for column in ("has_query_data", "zero_task"):
+            if column in frame:
+                frame[column] = frame[column].astype("boolean")
+        return frame[list(self.ranked.columns)] if len(self.ranked.columns) else frame
 
 
 @dataclass
@@ -246,21 +297,41 @@ def classify_parquet(path: Path) -> tuple[str | None, str]:
     return None, f"foreign schema ({closest[1]})"
 
 
+def _walk_parquet(root: Path, *, runs: bool) -> tuple[list[Path], list[SkippedFile]]:
+    """(sorted parquet files under ``root``: results only (runs=False) or only under ``root/runs``; the
+    folders that could not be listed). Symlinked folders are not followed (as ``Path.rglob``)."""
+    if not root.is_dir():
+        return [], []
+    runs_root = root / RUNS_DIR
+    found: list[Path] = []
+    unreadable: list[SkippedFile] = []
+
+    def record(error: OSError) -> None:
+        unreadable.append(SkippedFile(str(error.filename or root),
+                                      f"unreadable folder: {type(error).__name__}: {error.strerror or error}"))
+
+    for folder, _, names in os.walk(root, onerror=record):
+        folder_path = Path(folder)
+        under_runs = folder_path == runs_root or runs_root in folder_path.parents
+        if under_runs != runs:
+            continue
+        for name in names:
+            if not name.endswith(".parquet") or name.startswith("."):  # '.…' = temp files of atomic writes
+                continue
+            path = folder_path / name
+            # a dangling symlink is listed so that it is reported as skipped, not silently ignored; FIFOs and
+            # other special files are never opened (reading one could block the load)
+            if path.is_file() or (path.is_symlink() and not path.exists()):
+                found.append(path)
+    if not runs:  # folders under runs/ are the runs panel's business
+        unreadable = [item for item in unreadable
+                      if not (Path(item.path) == runs_root or runs_root in Path(item.path).parents)]
+    return sorted(found), sorted(unreadable, key=lambda item: item.path)
+
+
 def _parquet_files(root: Path, *, runs: bool) -> list[Path]:
     """Sorted parquet files under ``root``: results only (runs=False) or only under ``root/runs``."""
-    if not root.is_dir():
-        return []
-    runs_root = root / RUNS_DIR
-    found = []
-    for path in root.rglob("*.parquet"):
-        if path.name.startswith("."):  # temp files of atomic writes
-            continue
-        under_runs = runs_root in path.parents
-        # a dangling symlink is listed so that it is reported as skipped, not silently ignored; FIFOs and
-        # other special files are never opened (reading one could block the load)
-        if under_runs == runs and (path.is_file() or (path.is_symlink() and not path.exists())):
-            found.append(path)
-    return sorted(found)
+    return _walk_parquet(root, runs=runs)[0]
 
 
 def _file_key(path: Path) -> tuple[str, int, int, int, int]:
@@ -370,6 +441,124 @@ def _query_sums(conn: "duckdb.DuckDBPyConnection", paths: list[Path]) -> dict[Pa
     return found
 
 
+def metric_bounded_by_one(metric: str) -> bool:
+    """True for the metrics evalcore knows (nDCG, MRR, recall, precision, AP: all in [0, 1])."""
+    from evalcore.metrics import METRIC_NAMES, parse_metric
+
+    try:
+        return parse_metric(metric).name in METRIC_NAMES
+    except ValueError:
+        return False
+
+
+# why a task_scores row cannot be used (NULL when it can); ``bounded`` = the metric lies in [0, 1]
+_TASK_ROW_PROBLEM_SQL = """CASE
+  WHEN system IS NULL OR benchmark IS NULL OR task IS NULL OR setting IS NULL OR precision IS NULL
+       OR metric IS NULL THEN 'no system, benchmark, task, setting, precision or metric name'
+  WHEN value IS NULL THEN 'value is NULL'
+  WHEN NOT (isfinite(value) AND coalesce(isfinite(expected), TRUE) AND coalesce(isfinite("min"), TRUE)
+            AND coalesce(isfinite("max"), TRUE)) THEN 'value is not a finite number'
+  WHEN least(value, coalesce(expected, value), coalesce("min", value), coalesce("max", value)) < 0
+       THEN 'negative value'
+  WHEN bounded AND greatest(value, coalesce(expected, value), coalesce("min", value), coalesce("max", value)) > 1
+       THEN 'value above 1 for a metric bounded by 1 (a percentage?)'
+  WHEN "min" > "max" + 1e-9 THEN 'min > max'
+  WHEN value < "min" - 1e-9 OR value > "max" + 1e-9 OR expected < "min" - 1e-9 OR expected > "max" + 1e-9
+       THEN 'value or expected outside [min, max]'
+  WHEN n_queries < 0 THEN 'negative n_queries'
+END"""
+
+
+# "any" instruction state: per system, its with-instruction rows, else without, else unknown (NULL) ones
+_INSTRUCTION_RANK = "coalesce(instruction::INTEGER, -1)"
+# per-query rows that have every name (files with rows lacking one are read through this filter)
+_NAMED_ROWS_SQL = "".join(f" AND {name} IS NOT NULL" for name in ("system", "benchmark", "task", "setting",
+                                                                    "precision", "tie_policy", "metric", "qid"))
+
+
+def _state(instruction_of: "pd.Series | dict | None", system: str) -> bool | None:
+    """A system's resolved instruction state from a system -> state mapping: True, False or None (unknown)."""
+    if instruction_of is None:
+        return None
+    value = instruction_of.get(system)
+    return None if value is None or pd.isna(value) else bool(value)
+
+
+def _vanished(path: Path) -> bool:
+    """True when ``path`` is gone (removed or replaced by nothing since it was listed)."""
+    return not os.path.lexists(path)
+
+
+def _group_text(row) -> str:
+    """'system 'x', task 'T', metric 'ndcg@10'' for messages about one per-query group."""
+    return f"system {row['system']!r}, task {row['task']!r}, metric {row['metric']!r}"
+
+
+def _check_query_sums(sums: pd.DataFrame) -> tuple[pd.DataFrame, str | None, list[str]]:
+    """Check one file's per-query sums (:data:`_QUERY_SUMS_SELECT`): (the groups to use, why the whole file
+    cannot be used or None, warnings about rows left out).
+
+    Rows without a system/benchmark/task/setting/precision/tie-policy/metric name or without a qid are left out
+    (a warning). A NULL, NaN, infinite or negative value, a value above 1 for a metric bounded by 1, min > max,
+    oblivious or expected outside [min, max], or a qid repeated within one (system, condition, task, metric)
+    make the whole file unusable: its task means would be wrong.
+    """
+    warnings = []
+    if sums.empty:
+        return sums, None, warnings
+    no_name = sums[list(_KEY_NAMES)].isna().any(axis=1)
+    if no_name.any():
+        n_rows = int((sums.loc[no_name, "n_queries"] + sums.loc[no_name, "n_null_qids"]).sum())
+        missing = [name for name in _KEY_NAMES if sums.loc[no_name, name].isna().any()]
+        warnings.append(f"skipped {n_rows} per-query row(s) without a {'/'.join(missing)} name")
+        sums = sums[~no_name]
+    n_without_qid = int(sums["n_null_qids"].sum())
+    if n_without_qid:
+        warnings.append(f"skipped {n_without_qid} per-query row(s) without a qid")
+    checks = [
+        (sums["n_null_values"] > 0, "NULL per-query value"),
+        (sums["n_nonfinite"] > 0, "NaN or infinite per-query value"),
+        (sums["lowest"] < 0, "negative per-query value"),
+        (sums["highest"].gt(1 + 1e-9) & sums["metric"].map(metric_bounded_by_one).astype(bool),
+         "per-query value above 1 for a metric bounded by 1"),
+        (sums["n_inconsistent"] > 0, "min > max, or oblivious/expected outside [min, max]"),
+        (sums["n_distinct_qids"] < sums["n_queries"], "qid repeated"),
+    ]
+    for failed, what in checks:
+        failed = failed.fillna(False).to_numpy(dtype=bool)
+        if failed.any():
+            row = sums[failed].iloc[0]
+            detail = (f" ({int(row['n_queries'])} rows for {int(row['n_distinct_qids'])} qids)"
+                      if what == "qid repeated" else "")
+            return sums, (f"cannot be used: {what}{detail} for {_group_text(row)}"
+                          f"{f' and {int(failed.sum()) - 1} more' if failed.sum() > 1 else ''}"), warnings
+    return sums[sums["n_queries"] > 0], None, warnings
+
+
+_PER_QUERY_KEY_SELECT = (
+    "SELECT DISTINCT system::VARCHAR AS system, benchmark::VARCHAR AS benchmark, task::VARCHAR AS task, "
+    "setting::VARCHAR AS setting, instruction::BOOLEAN AS instruction, precision::VARCHAR AS precision, "
+    "tie_policy::VARCHAR AS tie_policy, metric::VARCHAR AS metric, qid::VARCHAR AS qid FROM read_parquet(?) "
+    "WHERE qid IS NOT NULL"
+)
+
+
+def _shared_queries(conn: "duckdb.DuckDBPyConnection", first: Path, second: Path) -> tuple[int, str]:
+    """(number of (system, condition, task, metric, qid) keys held by both files, an example); (0, '') when
+    a file cannot be read (one removed meanwhile is simply not there)."""
+    same = " AND ".join(f"a.{c} IS NOT DISTINCT FROM b.{c}" for c in CONDITION_KEY)
+    try:
+        count, system, task, metric, qid = conn.execute(
+            f"WITH a AS ({_PER_QUERY_KEY_SELECT}), b AS ({_PER_QUERY_KEY_SELECT}) "
+            f"SELECT count(*), first(a.system), first(a.task), first(a.metric), first(a.qid) "
+            f"FROM a JOIN b ON {same} AND a.qid = b.qid",
+            [str(first), str(second)],
+        ).fetchall()[0]
+    except Exception:
+        return 0, ""
+    return int(count), (f"e.g. system {system!r}, task {task!r}, metric {metric!r}, qid {qid!r}" if count else "")
+
+
 def _as_list(values: Iterable[str] | None) -> list[str] | None:
     """A list of names for a parameter (a lone string is one name, not its characters)."""
     if values is None:
@@ -395,6 +584,9 @@ class Store:
             data_dir = os.environ.get(DATA_ENV) or "data"
         self.data_dir = Path(data_dir)
         self.skipped = []
+        self.warnings: list[LoadWarning] = []
+        self._overlap_cache: dict = {}  # (file version, file version) -> _shared_queries answer
+        self._null_key_files: frozenset[str] = frozenset()  # files some of whose rows lack a name or qid
         self._lock = threading.Lock()  # guards the connection swap
         self._reload_lock = threading.Lock()  # one reload at a time (shares the per-file cache)
         self._query_sums_cache: dict[tuple[str, int, int, int, int], object] = {}
@@ -443,17 +635,20 @@ class Store:
             self._reload()
 
     def _reload(self) -> None:
-        """Classify files, sum query_metrics per file (cached), build tables and views, swap connections."""
+        """Classify files, sum query_metrics per file (cached), check them, build tables and views, swap
+        connections. Files or rows that cannot be used go to :attr:`skipped` / :attr:`warnings`."""
         import duckdb
         import pyarrow as pa
 
         fingerprint = self.fingerprint()
-        skipped: list[SkippedFile] = []
+        warnings: list[LoadWarning] = []
+        files, skipped = _walk_parquet(self.data_dir, runs=False)
         by_kind: dict[str, list[Path]] = {"query_metrics": [], "task_scores": [], "systems": []}
-        for path in _parquet_files(self.data_dir, runs=False):
+        for path in files:
             kind, reason = classify_parquet(path)
             if kind is None:
-                skipped.append(SkippedFile(str(path), reason))
+                if not _vanished(path):  # a file removed since it was listed is simply not there
+                    skipped.append(SkippedFile(str(path), reason))
             else:
                 by_kind[kind].append(path)
 
@@ -481,21 +676,45 @@ class Store:
             if not isinstance(table, Exception):
                 self._disk_cache.put(path, versions[path], table)
         new_sums.update(scanned)
-        sums_tables, good_qm_files, cache = [], [], {}
+        checked: dict[Path, pd.DataFrame] = {}
+        cache, null_key_files = {}, set()
         for path, version in versions.items():
             if isinstance(version, OSError):
-                skipped.append(SkippedFile(str(path), f"unreadable: {_one_line(version)}"))
+                if not _vanished(path):
+                    skipped.append(SkippedFile(str(path), f"unreadable: {_one_line(version)}"))
                 continue
             table = new_sums[path] if path in new_sums else self._query_sums_cache[version]
             if isinstance(table, Exception):
-                skipped.append(SkippedFile(str(path), f"unreadable query_metrics data: {_one_line(table)}"))
+                if not _vanished(path):  # a file removed since it was listed is simply not there
+                    skipped.append(SkippedFile(str(path), f"unreadable query_metrics data: {_one_line(table)}"))
                 continue
             cache[version] = table
-            sums_tables.append(table)
-            good_qm_files.append(str(path))
+            sums, problem, file_warnings = _check_query_sums(table.to_pandas())
+            if problem is not None:
+                skipped.append(SkippedFile(str(path), problem))
+                continue
+            warnings.extend(LoadWarning(str(path), message) for message in file_warnings)
+            if file_warnings:
+                null_key_files.add(str(path))
+            checked[path] = sums
         self._query_sums_cache = cache
-        if sums_tables:
-            sums = pa.concat_tables([t.cast(sums_tables[0].schema) for t in sums_tables])
+        for path, reason in self._duplicate_query_files(conn, checked, versions).items():
+            skipped.append(SkippedFile(str(path), reason))
+            del checked[path]
+        good_qm_files = [str(path) for path in checked]
+        while good_qm_files:
+            try:
+                relation = conn.read_parquet(good_qm_files, union_by_name=True)
+                break
+            except Exception:  # a file removed after its sums were read (or cached): it is simply not there
+                gone = [f for f in good_qm_files if _vanished(Path(f))]
+                if not gone:
+                    raise
+                good_qm_files = [f for f in good_qm_files if f not in gone]
+                checked = {path: sums for path, sums in checked.items() if str(path) not in gone}
+        if checked:
+            sums = pd.concat(list(checked.values()), ignore_index=True)
+            sums = pa.Table.from_pandas(sums[list(_QUERY_SUMS_COLUMNS)], preserve_index=False)
             conn.from_arrow(sums).create("query_task_sums")
         else:
             conn.execute(
@@ -506,27 +725,67 @@ class Store:
             )
         file_index_free = False
         if good_qm_files:
-            relation = conn.read_parquet(good_qm_files, union_by_name=True)
             file_index_free = "file_index" not in relation.columns
             relation.project(", ".join(f'"{c}"' for c in QUERY_METRICS_COLUMNS)).create_view("query_metrics")
         else:
             conn.execute(_EMPTY_QUERY_METRICS_SQL)
 
-        self._load_task_scores(conn, by_kind["task_scores"], skipped)
-        self._load_systems(conn, by_kind["systems"], skipped)
+        self._load_task_scores(conn, by_kind["task_scores"], skipped, warnings)
+        self._load_systems(conn, by_kind["systems"], skipped, warnings)
         conn.execute(_TASK_RESULTS_SQL)
 
         for item in skipped:
             log.warning("skipped %s: %s", item.path, item.reason)
+        for item in warnings:
+            log.warning("%s: %s", item.path, item.message)
         with self._lock:
             self._conn = conn
             self._file_index_free = file_index_free
+            self._null_key_files = frozenset(null_key_files)
             self.skipped = skipped
+            self.warnings = warnings
             self._fingerprint = fingerprint
 
+    def _duplicate_query_files(
+        self, conn: "duckdb.DuckDBPyConnection", checked: dict[Path, pd.DataFrame], versions: dict
+    ) -> dict[Path, str]:
+        """Files whose per-query rows repeat those of an earlier file (path order): {later file: reason}.
+
+        Two files holding the same (system, condition, task, metric) may split its queries between them; they
+        conflict when they share a qid there (a copied file, a re-run dropped next to the original). The
+        earlier file is kept, the later one skipped whole (never counted twice). Only files sharing a group are
+        read again, and a pair's answer is cached per file version.
+        """
+        key = list(CONDITION_KEY)
+        owners: dict[tuple, list[Path]] = {}
+        for path, sums in checked.items():
+            for group in sums[key].itertuples(index=False, name=None):
+                owners.setdefault(tuple(None if pd.isna(v) else v for v in group), []).append(path)
+        shared_pairs = sorted({(a, b) for paths in owners.values() if len(paths) > 1
+                               for i, a in enumerate(sorted(paths)) for b in sorted(paths)[i + 1:]})
+        dropped: dict[Path, str] = {}
+        cache = {}
+        for first, second in shared_pairs:
+            if first in dropped or second in dropped:
+                continue
+            pair_key = (versions[first], versions[second])
+            found = self._overlap_cache.get(pair_key)
+            if found is None:
+                found = _shared_queries(conn, first, second)
+            cache[pair_key] = found
+            if found[0]:
+                count, example = found
+                dropped[second] = (f"duplicate per-query rows: {count} (system, condition, task, metric, qid) rows "
+                                   f"also in {first} ({example}); that file is used, this one skipped")
+        self._overlap_cache = cache
+        return dropped
+
     @staticmethod
-    def _load_task_scores(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile]) -> None:
-        """Materialise task_scores (small) with contract types; tie_policy defaults to docid-desc."""
+    def _load_task_scores(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile],
+                          warnings: list[LoadWarning]) -> None:
+        """Materialise task_scores (small) with contract types; tie_policy defaults to docid-desc. Rows
+        without a name, with a value that cannot be right or repeating another row's key are left out, with a
+        warning per file (identical repeats: one copy kept; conflicting ones: none)."""
         import pyarrow.parquet as pq
 
         columns = (
@@ -537,44 +796,106 @@ class Store:
             "source::VARCHAR AS source"
         )
         conn.execute(
-            "CREATE TABLE task_scores (system VARCHAR, benchmark VARCHAR, task VARCHAR, setting VARCHAR, "
+            "CREATE TEMP TABLE task_scores_raw (system VARCHAR, benchmark VARCHAR, task VARCHAR, setting VARCHAR, "
             "instruction BOOLEAN, precision VARCHAR, metric VARCHAR, value DOUBLE, expected DOUBLE, "
-            '"min" DOUBLE, "max" DOUBLE, n_queries BIGINT, source VARCHAR, tie_policy VARCHAR)'
+            '"min" DOUBLE, "max" DOUBLE, n_queries BIGINT, source VARCHAR, tie_policy VARCHAR, file VARCHAR, '
+            "file_order INTEGER, row_order BIGINT)"
         )
-        for path in files:
-            has_policy = "tie_policy" in pq.read_schema(path).names
-            policy = "tie_policy::VARCHAR" if has_policy else "NULL::VARCHAR"
+        for order, path in enumerate(files):
             try:
+                has_policy = "tie_policy" in pq.read_schema(path).names
+                policy = "tie_policy::VARCHAR" if has_policy else "NULL::VARCHAR"
                 conn.execute(
-                    f"INSERT INTO task_scores SELECT {columns}, coalesce({policy}, ?) AS tie_policy "
-                    "FROM read_parquet(?)",
-                    [DEFAULT_TIE_POLICY, str(path)],
+                    f"INSERT INTO task_scores_raw SELECT {columns}, coalesce({policy}, ?) AS tie_policy, ?, ?, "
+                    "file_row_number FROM read_parquet(?, file_row_number = true)",
+                    [DEFAULT_TIE_POLICY, str(path), order, str(path)],
                 )
             except Exception as exc:
-                skipped.append(SkippedFile(str(path), f"unreadable task_scores data: {_one_line(exc)}"))
+                if not _vanished(path):
+                    skipped.append(SkippedFile(str(path), f"unreadable task_scores data: {_one_line(exc)}"))
+        bounded = [m for (m,) in conn.execute("SELECT DISTINCT metric FROM task_scores_raw").fetchall()
+                   if m is not None and metric_bounded_by_one(m)]
+        conn.execute(
+            f"CREATE TEMP TABLE task_scores_checked AS SELECT * EXCLUDE (bounded), {_TASK_ROW_PROBLEM_SQL} AS problem "
+            "FROM (SELECT *, list_contains(?::VARCHAR[], metric) AS bounded FROM task_scores_raw)", [bounded]
+        )
+        conn.execute("DROP TABLE task_scores_raw")
+        for file, reason, count, system, task, metric in conn.execute(
+            "SELECT file, problem, count(*), first(system), first(task), first(metric) FROM task_scores_checked "
+            "WHERE problem IS NOT NULL GROUP BY file, problem ORDER BY file, problem"
+        ).fetchall():
+            warnings.append(LoadWarning(file, f"skipped {count} task_scores row(s): {reason} "
+                                              f"(e.g. system {system!r}, task {task!r}, metric {metric!r})"))
+        key = "system, benchmark, task, setting, instruction, precision, tie_policy, metric"
+        duplicates = conn.execute(
+            f"""WITH keyed AS (
+                  SELECT {key}, count(DISTINCT (value, expected, "min", "max")) AS n_values,
+                         list_sort(list(file)) AS files
+                  FROM task_scores_checked WHERE problem IS NULL GROUP BY ALL HAVING count(*) > 1
+                )
+                SELECT files, n_values > 1 AS conflicting, count(*) AS n_keys, first(system), first(task),
+                       first(metric) FROM keyed GROUP BY files, conflicting ORDER BY files, conflicting"""
+        ).fetchall()
+        for files_of_key, conflicting, n_keys, system, task, metric in duplicates:
+            names = list(dict.fromkeys(files_of_key))
+            where = " and ".join(names) + (" (repeated within the file)" if len(names) < len(files_of_key) else "")
+            outcome = ("their values differ, so none of them is used" if conflicting
+                       else "their values are identical, so one copy is used")
+            message = (f"{n_keys} (system, condition, task, metric) key(s) have several task_scores rows in "
+                       f"{where}: {outcome} (e.g. system {system!r}, task {task!r}, metric {metric!r})")
+            warnings.extend(LoadWarning(file, message) for file in names)
+        conn.execute(
+            f"""CREATE TABLE task_scores AS
+                SELECT * EXCLUDE (file_order, row_order, n_values, problem) FROM (
+                  SELECT *, count(DISTINCT (value, expected, "min", "max")) OVER (PARTITION BY {key}) AS n_values
+                  FROM task_scores_checked WHERE problem IS NULL
+                  QUALIFY row_number() OVER (PARTITION BY {key} ORDER BY file_order, row_order) = 1
+                ) WHERE n_values = 1"""
+        )
+        conn.execute("DROP TABLE task_scores_checked")
 
     @staticmethod
-    def _load_systems(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile]) -> None:
-        """Materialise systems: one row per system (first file in path order wins per column)."""
+    def _load_systems(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile],
+                      warnings: list[LoadWarning]) -> None:
+        """Materialise systems: one row per system (first file in path order wins per column). Rows without a
+        system name are left out and a size that is not a count (negative, NaN, inf) is dropped, with a
+        warning per file."""
         import pyarrow.parquet as pq
 
         column_defs = ", ".join(f"{name} {sql_type}" for name, sql_type in SYSTEMS_SQL_TYPES.items())
-        conn.execute(f"CREATE TABLE systems_raw ({column_defs}, file_order INTEGER)")
+        conn.execute(f"CREATE TEMP TABLE systems_raw ({column_defs}, file_order INTEGER, file VARCHAR)")
         for order, path in enumerate(files):
-            names = set(pq.read_schema(path).names)
-            select = ", ".join(
-                (f"{name}::{sql_type}" if name in names else f"NULL::{sql_type}") + f" AS {name}"
-                for name, sql_type in SYSTEMS_SQL_TYPES.items()
-            )
             try:
-                conn.execute(f"INSERT INTO systems_raw SELECT {select}, ? FROM read_parquet(?)", [order, str(path)])
+                names = set(pq.read_schema(path).names)
+                select = ", ".join(
+                    (f"{name}::{sql_type}" if name in names else f"NULL::{sql_type}") + f" AS {name}"
+                    for name, sql_type in SYSTEMS_SQL_TYPES.items()
+                )
+                conn.execute(f"INSERT INTO systems_raw SELECT {select}, ?, ? FROM read_parquet(?)",
+                             [order, str(path), str(path)])
             except Exception as exc:
-                skipped.append(SkippedFile(str(path), f"unreadable systems data: {_one_line(exc)}"))
+                if not _vanished(path):
+                    skipped.append(SkippedFile(str(path), f"unreadable systems data: {_one_line(exc)}"))
+        for file, n_rows in conn.execute(
+            "SELECT file, count(*) FROM systems_raw WHERE system IS NULL GROUP BY file ORDER BY file"
+        ).fetchall():
+            warnings.append(LoadWarning(file, f"skipped {n_rows} systems row(s) without a system name"))
+        for file, n_rows, example, value in conn.execute(
+            "SELECT file, count(*), first(system), first(n_parameters) FROM systems_raw "
+            "WHERE system IS NOT NULL AND NOT (isfinite(n_parameters) AND n_parameters >= 0) "
+            "GROUP BY file ORDER BY file"
+        ).fetchall():
+            warnings.append(LoadWarning(file, f"ignored n_parameters of {n_rows} system(s): expected a parameter "
+                                              f"count >= 0 (e.g. {value} for {example!r})"))
+        conn.execute("DELETE FROM systems_raw WHERE system IS NULL")
+        conn.execute("UPDATE systems_raw SET n_parameters = NULL WHERE NOT (isfinite(n_parameters) "
+                     "AND n_parameters >= 0)")
         first_values = ", ".join(
             f"first({name} ORDER BY file_order) FILTER (WHERE {name} IS NOT NULL) AS {name}"
             for name in SYSTEMS_SQL_TYPES if name != "system"
         )
         conn.execute(f"CREATE TABLE systems AS SELECT system, {first_values} FROM systems_raw GROUP BY system")
+        conn.execute("DROP TABLE systems_raw")
 
     # -- SQL helpers ----------------------------------------------------------------------------------------
     def _query(self, sql: str, params: list | None = None) -> pd.DataFrame:
@@ -630,7 +951,7 @@ class Store:
             by_benchmark[benchmark] = {
                 "metrics": sorted(rows["metric"].unique().tolist()),
                 "settings": sorted(rows["setting"].unique().tolist()),
-                "instructions": sorted(bool(v) for v in rows["instruction"].unique()),
+                "instructions": sorted(bool(v) for v in rows["instruction"].dropna().unique()),
                 "precisions": sorted(rows["precision"].unique().tolist()),
                 "tie_policies": sorted(rows["tie_policy"].unique().tolist()),
                 "tasks": tasks.loc[tasks["benchmark"] == benchmark, "task"].tolist(),
@@ -709,7 +1030,7 @@ class Store:
         """
         where, params = self._where(cond, _as_list(systems))
         partition = "" if cond.instruction is not None else (
-            " QUALIFY instruction = max(instruction) OVER (PARTITION BY system)"
+            f" QUALIFY {_INSTRUCTION_RANK} = max({_INSTRUCTION_RANK}) OVER (PARTITION BY system)"
         )
         table = self._query(
             f"SELECT {_TASK_RESULT_COLUMNS} FROM task_results WHERE {where}{partition} ORDER BY system, task",
@@ -724,44 +1045,58 @@ class Store:
         tasks: Iterable[str] | None = None,
         bootstrap: int = 1000,
         seed: int = 0,
+        aggregate: str | None = None,
     ) -> Leaderboard:
-        """Systems ranked by G (competition 'min' ranks) over ``tasks`` (None = every task of the benchmark
-        under ``cond``). Systems missing a task go to ``incomplete``. ``bootstrap=0`` skips intervals."""
+        """Systems ranked by ``aggregate`` (competition 'min' ranks) over ``tasks`` (None = every task of the
+        benchmark under ``cond``): ``G`` or ``mean``; None = the benchmark's own
+        (:func:`evalcore.aggregate.official_aggregate`: G for RAR-b, mean for R2MED). Systems missing a task go
+        to ``incomplete``. ``bootstrap=0`` skips intervals. ``policy_swaps`` lists the pairs whose order by
+        ``cond.tie_policy`` differs from their order by expected values."""
+        ranked_by = aggregate or _aggregate.official_aggregate(cond.benchmark)
         table = self.task_table(cond, systems)
-        task_list = sorted(table["task"].unique().tolist()) if tasks is None else _as_list(tasks)
+        task_list = sorted(table["task"].dropna().unique().tolist()) if tasks is None else _as_list(tasks)
         table = table[table["task"].isin(task_list)]
-        ranked, incomplete = aggregate.leaderboard_frames(table, task_list)
+        ranked, incomplete = _aggregate.leaderboard_frames(table, task_list, ranked_by)
         has_data = table.groupby("system")["has_query_data"].all()
         ranked.insert(
             ranked.columns.get_loc("zero_task") + 1, "has_query_data",
             ranked["system"].map(has_data).fillna(False).astype(bool),
         )
-        interval_columns = {c: np.full(len(ranked), np.nan) for c in ("G_lo", "G_hi", "rank_lo", "rank_hi")}
+        interval_columns = {c: np.full(len(ranked), np.nan)
+                            for c in ("G_lo", "G_hi", "mean_lo", "mean_hi", "rank_lo", "rank_hi")}
         used_resamples = 0
         with_data = ranked.loc[ranked["has_query_data"], "system"].tolist()
         if bootstrap > 0 and with_data and task_list:
             instruction_of = table.groupby("system")["instruction"].first()
-            g_lo, g_hi = self._g_intervals(cond, with_data, task_list, instruction_of, bootstrap, seed)
+            intervals = self._g_intervals(cond, with_data, task_list, instruction_of, bootstrap, seed)
             position = ranked.set_index("system").index.get_indexer(with_data)
-            interval_columns["G_lo"][position] = g_lo
-            interval_columns["G_hi"][position] = g_hi
-            # rank intervals: systems without per-query data count as points [G, G]
-            lo = np.where(np.isnan(interval_columns["G_lo"]), ranked["G"], interval_columns["G_lo"])
-            hi = np.where(np.isnan(interval_columns["G_hi"]), ranked["G"], interval_columns["G_hi"])
-            rank_lo, rank_hi = aggregate.rank_intervals(lo, hi)
-            known = ~np.isnan(interval_columns["G_lo"])
+            for name, (lo, hi) in intervals.items():
+                interval_columns[f"{name}_lo"][position] = lo
+                interval_columns[f"{name}_hi"][position] = hi
+            # rank intervals from the ranking aggregate's; systems without per-query data count as points
+            point = ranked[ranked_by].to_numpy(dtype=np.float64)
+            lo = np.where(np.isnan(interval_columns[f"{ranked_by}_lo"]), point, interval_columns[f"{ranked_by}_lo"])
+            hi = np.where(np.isnan(interval_columns[f"{ranked_by}_hi"]), point, interval_columns[f"{ranked_by}_hi"])
+            rank_lo, rank_hi = _aggregate.rank_intervals(lo, hi)
+            known = ~np.isnan(interval_columns[f"{ranked_by}_lo"])
             interval_columns["rank_lo"][known] = rank_lo[known]
             interval_columns["rank_hi"][known] = rank_hi[known]
             used_resamples = bootstrap
         insert_at = ranked.columns.get_loc("has_query_data") + 1
         for offset, (name, values) in enumerate(interval_columns.items()):
             ranked.insert(insert_at + offset, name, values)
+        swaps = _aggregate.order_swaps(ranked["system"].to_numpy(dtype=object), ranked[ranked_by].to_numpy(),
+                                       ranked[f"{ranked_by}_expected"].to_numpy())
         return Leaderboard(
             ranked=ranked,
             incomplete=incomplete,
-            tasks=task_list,
+            tasks=_aggregate.task_column_labels(task_list),
             zero_task_systems=ranked.loc[ranked["zero_task"], "system"].tolist(),
             bootstrap=used_resamples,
+            ranked_by=ranked_by,
+            task_names=list(task_list),
+            policy_swaps=swaps,
+            tie_policy=cond.tie_policy,
         )
 
     def _per_query(
@@ -782,19 +1117,22 @@ class Store:
         column_params = list(column_params or [])
         if cond.instruction is None and instruction_of is not None:
             where, params = self._where(cond, None, tasks=tasks)
-            with_instruction = [s for s in systems if bool(instruction_of.get(s, False))]
-            without_instruction = [s for s in systems if not bool(instruction_of.get(s, False))]
+            states = {s: _state(instruction_of, s) for s in systems}
             where += (
                 " AND ((instruction AND list_contains(?::VARCHAR[], system))"
-                " OR (NOT instruction AND list_contains(?::VARCHAR[], system)))"
+                " OR (NOT instruction AND list_contains(?::VARCHAR[], system))"
+                " OR (instruction IS NULL AND list_contains(?::VARCHAR[], system)))"
             )
-            params += [with_instruction, without_instruction]
+            params += [[s for s, state in states.items() if state is flag] for flag in (True, False, None)]
         else:
             where, params = self._where(cond, systems, tasks=tasks)
+        files_where, files_params = where, list(params)
+        if self._null_key_files:
+            where += _NAMED_ROWS_SQL
         cursor = self.cursor()
         try:
             files = [row[0] for row in cursor.execute(
-                f"SELECT DISTINCT file FROM query_task_sums WHERE {where} ORDER BY file", params
+                f"SELECT DISTINCT file FROM query_task_sums WHERE {files_where} ORDER BY file", files_params
             ).fetchall()]
             if not files:  # same columns, no rows
                 sql, params = f"SELECT {columns} FROM query_metrics WHERE FALSE", column_params
@@ -809,9 +1147,10 @@ class Store:
 
     def _g_intervals(
         self, cond: Condition, systems: list[str], tasks: list[str], instruction_of: pd.Series, n: int, seed: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The 95% percentile bootstrap interval of G of each of ``systems`` (:meth:`_bootstrap`), read from the
-        on-disk cache when a process has computed it for these very files and this very code.
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The 95% percentile bootstrap intervals of G and of the mean over tasks of each of ``systems``
+        (:meth:`_bootstrap`; {"G": (lo, hi), "mean": (lo, hi)}), read from the on-disk cache when a process has
+        computed them for these very files and this very code.
 
         The key holds the data dir, :attr:`loaded_fingerprint` (path, size, mtime and inode of every parquet
         file under it), the condition, the systems with their instruction states, the tasks, resamples and
@@ -819,23 +1158,30 @@ class Store:
         numpy / DuckDB / pyarrow versions), so a changed file or a changed computation never hits an old
         entry. The full key is stored in the entry and compared on read. On 10M per-query rows the computation
         is ~0.4 s of a new process's first Leaderboard (reading 1.25M rows, 1,000 resamples)."""
-        states = [None if pd.isna(instruction_of.get(s)) else bool(instruction_of.get(s)) for s in systems]
+        states = [_state(instruction_of, s) for s in systems]
         code = _interval_code_version()
         key = repr((str(self.data_dir.resolve()), self.loaded_fingerprint, cond.benchmark, cond.metric,
                     cond.setting, cond.instruction, cond.precision, cond.tie_policy, list(systems), states,
                     list(tasks), int(n), int(seed), code))
         entry = None if code is None else disk_cache.entry_path("intervals", _INTERVALS_CACHE_FOLDER, key, ".json")
         stored = disk_cache.read_json(entry, key)
+        names = ("g_lo", "g_hi", "mean_lo", "mean_hi")
         if stored is not None:
-            lo, hi = (np.asarray(stored.get(name, []), dtype=np.float64) for name in ("g_lo", "g_hi"))
-            if stored.get("systems") == list(systems) and lo.shape == hi.shape == (len(systems),):
-                return lo, hi
-        _, g_samples, _ = self._bootstrap(cond, systems, tasks, instruction_of, n, seed)  # rows in `systems` order
-        lo, hi = aggregate.percentile_interval(g_samples, axis=0)
-        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
-        disk_cache.write_json(entry, key, {"systems": list(systems), "g_lo": lo.tolist(), "g_hi": hi.tolist()},
+            found = {name: np.asarray(stored.get(name, []), dtype=np.float64) for name in names}
+            if stored.get("systems") == list(systems) and all(v.shape == (len(systems),) for v in found.values()):
+                return {"G": (found["g_lo"], found["g_hi"]), "mean": (found["mean_lo"], found["mean_hi"])}
+        task_samples, g_samples, _ = self._bootstrap(cond, systems, tasks, instruction_of, n, seed)  # `systems` order
+        mean_samples = np.mean(np.stack(task_samples, axis=-1), axis=-1)
+        intervals = {}
+        for name, samples in (("G", g_samples), ("mean", mean_samples)):
+            lo, hi = aggregate.percentile_interval(samples, axis=0)
+            intervals[name] = (np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
+        disk_cache.write_json(entry, key, {"systems": list(systems),
+                                           "g_lo": intervals["G"][0].tolist(), "g_hi": intervals["G"][1].tolist(),
+                                           "mean_lo": intervals["mean"][0].tolist(),
+                                           "mean_hi": intervals["mean"][1].tolist()},
                               keep=disk_cache.KEEP["intervals"])
-        return lo, hi
+        return intervals
 
     def _bootstrap(
         self, cond: Condition, systems: list[str], tasks: list[str], instruction_of: pd.Series, n: int, seed: int
@@ -884,8 +1230,10 @@ class Store:
                     "query_key": np.empty(0, np.uint64), "oblivious": np.empty(0, np.float64)}
         where, params = self._where(cond, None, skip=("instruction",) if cond.instruction is None else ())
         if cond.instruction is None:
-            where += " AND instruction = list_extract(?::BOOLEAN[], file_index::BIGINT + 1)"
+            where += " AND instruction IS NOT DISTINCT FROM list_extract(?::BOOLEAN[], file_index::BIGINT + 1)"
             params.append(file_instruction)
+        if self._null_key_files & set(files):
+            where += _NAMED_ROWS_SQL
         if filter_tasks:
             where += " AND list_contains(?::VARCHAR[], task)"
             params.append(tasks)
@@ -906,7 +1254,7 @@ class Store:
 
     def _one_system_files(
         self, cursor, cond: Condition, systems: list[str], tasks: list[str], instruction_of: pd.Series | None
-    ) -> tuple[list[str], list[int], list[bool], bool] | None:
+    ) -> tuple[list[str], list[int], list[bool | None], bool] | None:
         """For :meth:`_per_query_codes`: (files to read, system code of each, instruction state to keep in
         each, whether rows of other tasks must be filtered out), or None when some file holds several
         systems under ``cond`` (from the load-time sums; no file is read)."""
@@ -925,8 +1273,8 @@ class Store:
                 continue
             files.append(file)
             system_codes.append(code[system])
-            state = cond.instruction if cond.instruction is not None else instruction_of.get(system, False)
-            instruction_states.append(bool(state))
+            state = cond.instruction if cond.instruction is not None else _state(instruction_of, system)
+            instruction_states.append(state)
             held_tasks.update(file_tasks)
         return files, system_codes, instruction_states, not held_tasks <= set(tasks)
 
@@ -942,7 +1290,7 @@ class Store:
         only_task = None if task is None else [task]
         where, params = self._where(cond, _as_list(systems), skip=("precision",), tasks=only_task)
         partition = "" if cond.instruction is not None else (
-            " QUALIFY instruction = max(instruction) OVER (PARTITION BY system, precision)"
+            f" QUALIFY {_INSTRUCTION_RANK} = max({_INSTRUCTION_RANK}) OVER (PARTITION BY system, precision)"
         )
         return self._query(
             f"""

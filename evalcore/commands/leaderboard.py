@@ -1,7 +1,12 @@
-"""``evalcore leaderboard``: a benchmark leaderboard from the data directory, ranked by the geometric mean
-G over tasks (competition ranks), as an aligned table, CSV, LaTeX (booktabs, best per column bold) or JSON.
-Systems missing a task are not ranked; they are listed after the table (table format) or under
-``incomplete`` (JSON)."""
+"""``evalcore leaderboard``: a benchmark leaderboard from the data directory, ranked by the benchmark's own
+aggregate over tasks (RAR-b: the geometric mean G; R2MED: the arithmetic mean, its site's "Avg"; another with
+``--aggregate``), competition ranks, as an aligned table, CSV, LaTeX (booktabs, best per column bold) or JSON.
+
+Every format carries every system: systems missing a task (or with no usable value for one) are not ranked;
+the table lists them after the ranked rows, CSV and LaTeX as rows with an empty rank and ``complete`` false,
+JSON under ``incomplete``. The table says which aggregate ranks and under which tie policy, and notes the
+pairs whose order by that tie policy differs from their order by expected values.
+"""
 from __future__ import annotations
 
 import argparse
@@ -10,25 +15,45 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-SUMMARY_COLUMNS = ["rank", "system", "G", "G_min", "G_max", "G_expected", "mean", "n_tasks", "complete"]
-SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean")
+    from evalcore.store import Leaderboard
+
 INSTRUCTION_CHOICES = {"with": True, "without": False, "any": None}
+AGGREGATE_NAMES = {"g": "G", "geometric": "G", "gmean": "G", "mean": "mean", "arithmetic": "mean", "avg": "mean"}
+SUMMARY = {  # ranking aggregate -> the summary columns shown, in order
+    "G": ["rank", "system", "G", "G_min", "G_max", "G_expected", "mean", "n_tasks", "complete"],
+    "mean": ["rank", "system", "mean", "mean_min", "mean_max", "mean_expected", "G", "n_tasks", "complete"],
+}
+SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected")
+BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED"}
+SWAPS_LISTED = 5  # pairs named in the note; the rest are counted
 LATEX_SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
     "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
 }
 
 
+def _aggregate_name(text: str) -> str:
+    try:
+        return AGGREGATE_NAMES[text.strip().lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"invalid aggregate {text!r}: expected G or mean") from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--benchmark", required=True, help="benchmark name, e.g. rar-b or r2med")
-    parser.add_argument("--metric", default="ndcg@10", help="metric (default ndcg@10)")
-    parser.add_argument("--setting", default="full", choices=("full", "mcr"), help="default full")
+    parser.add_argument("--metric", default="ndcg@10", help="metric, any case or spelling (default ndcg@10)")
+    parser.add_argument("--setting", default="full",
+                        help="full, full-pooled, mcr, ... : any setting the data has (default full)")
     parser.add_argument("--instruction", default="any", choices=tuple(INSTRUCTION_CHOICES),
                         help="with / without instructions, or any: each system's with-instruction rows when it "
-                             "has them (default any)")
+                             "has them, else without, else those whose instruction use is unknown (default any)")
     parser.add_argument("--precision", default="fp32", help="default fp32 (published results count as fp32)")
-    parser.add_argument("--tie-policy", default="docid-desc",
-                        help="tie policy of the oblivious value (default docid-desc)")
+    parser.add_argument("--tie-policy", default=None,
+                        help="tie policy of the oblivious value (default docid-desc, or the only policy the "
+                             "results were computed with, e.g. input-order for MTEB's published mrr@10)")
+    parser.add_argument("--aggregate", default=None, type=_aggregate_name,
+                        help="what ranks: G (geometric mean over tasks) or mean (arithmetic mean); default the "
+                             "benchmark's own: G for RAR-b, mean for R2MED, G otherwise")
     parser.add_argument("--data", default=None, help="data directory (default $TIEBREAK_DATA or data)")
     parser.add_argument("--format", default="table", choices=("table", "csv", "latex", "json"))
 
@@ -39,21 +64,20 @@ def latex_escape(text: str) -> str:
 
 
 def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
-    """booktabs tabular; the best (highest) value of each numeric column in bold."""
+    """booktabs tabular; the best (highest) value of each numeric column in bold; empty cells as --."""
     import numpy as np
+    import pandas as pd
 
     best = {c: np.nanmax(frame[c].to_numpy(dtype=float)) if frame[c].notna().any() else None for c in numeric_columns}
     align = "".join("r" if c in numeric_columns or c in ("rank", "n_tasks") else "l" for c in frame.columns)
     lines = [f"\\begin{{tabular}}{{{align}}}", "\\toprule",
              " & ".join(latex_escape(c) for c in frame.columns) + " \\\\", "\\midrule"]
-    for _, row in frame.iterrows():
+    for row in frame.itertuples(index=False, name=None):
         cells = []
-        for column in frame.columns:
-            value = row[column]
-            if column in numeric_columns:
-                if value is None or (isinstance(value, float) and np.isnan(value)):
-                    cells.append("--")
-                    continue
+        for column, value in zip(frame.columns, row):
+            if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+                cells.append("--")
+            elif column in numeric_columns:
                 text = f"{value:.4f}"
                 cells.append(f"\\textbf{{{text}}}" if best[column] is not None and value == best[column] else text)
             elif isinstance(value, (bool, np.bool_)):
@@ -65,45 +89,161 @@ def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _data_dir(text: str | None):
+    """The data directory, or InputError when it is missing or not a folder."""
+    import os
+    from pathlib import Path
+
+    from evalcore.errors import InputError
+    from evalcore.store import DATA_ENV
+
+    path = Path(text if text is not None else (os.environ.get(DATA_ENV) or "data"))
+    if not path.exists():
+        raise InputError("data directory not found (expected a folder of result parquet files)", path)
+    if not path.is_dir():
+        raise InputError("not a folder: --data expects the data directory that holds the parquet files", path)
+    return path
+
+
+def _options(conditions: "pd.DataFrame", column: str, **equal) -> list:
+    """Values of ``column`` among the store's conditions matching ``equal`` (None = any)."""
+    mask = conditions["benchmark"].notna()
+    for name, value in equal.items():
+        if value is not None:
+            mask &= conditions[name] == value
+    return sorted(conditions.loc[mask, column].dropna().unique().tolist(), key=str)
+
+
+def _resolve_metric(text: str, metrics: list[str]) -> str:
+    """The canonical spelling of ``text`` (any case or alias: NDCG@10, ndcg_cut_10), else a metric of the data
+    equal to it ignoring case, else ``text`` as given."""
+    from evalcore.metrics import canonical_metric
+
+    try:
+        canonical = canonical_metric(text)
+    except ValueError:
+        canonical = text.strip()
+    if canonical in metrics:
+        return canonical
+    same = [m for m in metrics if m.lower() == canonical.lower()]
+    return same[0] if same else canonical
+
+
+def _resolve_tie_policy(conditions: "pd.DataFrame", args, metric: str, instruction) -> tuple[str, str]:
+    """(tie policy, why when it was not given): docid-desc, else the only policy these results have."""
+    from evalcore.errors import InputError
+    from evalcore.store import DEFAULT_TIE_POLICY
+
+    if args.tie_policy is not None:
+        return args.tie_policy, ""
+    policies = _options(conditions, "tie_policy", benchmark=args.benchmark, setting=args.setting, metric=metric,
+                        precision=args.precision, instruction=instruction)
+    if not policies or DEFAULT_TIE_POLICY in policies:
+        return DEFAULT_TIE_POLICY, ""
+    if len(policies) == 1:
+        return policies[0], f" (the only tie policy these results were computed with; not {DEFAULT_TIE_POLICY})"
+    raise InputError(f"these results were computed under the tie policies {', '.join(policies)}, not "
+                     f"{DEFAULT_TIE_POLICY}: choose one with --tie-policy")
+
+
+def _no_results(store, cond, conditions: "pd.DataFrame") -> "InputError":
+    from evalcore.errors import InputError
+
+    benchmarks = sorted(conditions["benchmark"].dropna().unique().tolist())
+    if cond.benchmark not in benchmarks:
+        return InputError(f"no results for benchmark {cond.benchmark!r} in {store.data_dir} "
+                          f"(benchmarks with data: {', '.join(benchmarks) or 'none'})")
+    present = []
+    for column, value in (("setting", cond.setting), ("metric", cond.metric), ("precision", cond.precision),
+                          ("tie_policy", cond.tie_policy)):
+        found = _options(conditions, column, benchmark=cond.benchmark)
+        if value not in found:
+            present.append(f"{column}s with data: {', '.join(map(str, found))}")
+    instruction = {True: "with", False: "without", None: "any"}[cond.instruction]
+    hint = "; ".join(present) or "try another combination, or --instruction any"
+    return InputError(f"no results for {cond.benchmark} with setting {cond.setting}, metric {cond.metric}, "
+                      f"precision {cond.precision}, tie policy {cond.tie_policy}, instruction {instruction} "
+                      f"in {store.data_dir} ({hint})")
+
+
+def _notes(board: "Leaderboard", cond, policy_reason: str) -> list[str]:
+    """What the table format prints after the table: what ranks, the tie policy, swapped pairs."""
+    from evalcore.aggregate import AGGREGATES, official_aggregate
+
+    label = BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark)
+    official = official_aggregate(cond.benchmark)
+    whose = (f"{label}'s own aggregate" if cond.benchmark in BENCHMARK_LABELS and board.ranked_by == official
+             else "the default" if board.ranked_by == official else f"not {label}'s own ({official})")
+    other = "mean" if board.ranked_by == "G" else "G"
+    lines = [f"ranked by {board.ranked_by} ({AGGREGATES[board.ranked_by]}; {whose}); --aggregate {other} ranks "
+             f"by the {AGGREGATES[other]}",
+             f"tie policy of the values: {cond.tie_policy}{policy_reason}"]
+    swaps = board.policy_swaps
+    if swaps is None:
+        lines.append("note: the order by expected values was not compared (too many systems with per-query data)")
+    elif len(swaps):
+        by = board.ranked_by
+        named = "; ".join(
+            f"{row.system_1} ahead of {row.system_2} ({by} {row.value_1:.4f} vs {row.value_2:.4f}; "
+            f"expected {row.expected_1:.4f} vs {row.expected_2:.4f})"
+            for row in swaps.head(SWAPS_LISTED).itertuples(index=False)
+        )
+        more = f"; and {len(swaps) - SWAPS_LISTED} more" if len(swaps) > SWAPS_LISTED else ""
+        lines.append(f"note: the tie policy {cond.tie_policy} decides the order of {len(swaps)} pair(s) that "
+                     f"expected values (over all orderings of tied documents) order the other way: {named}{more}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     import json
+    import logging
     import sys
 
     import numpy as np
 
-    from evalcore.errors import InputError
     from evalcore.store import Condition, Store
 
-    store = Store(args.data)
+    data_dir = _data_dir(args.data)
+    logging.getLogger("evalcore.store").addHandler(logging.NullHandler())  # printed below, once, as warnings
+    store = Store(data_dir)
     for item in store.skipped:
         print(f"evalcore leaderboard: warning: skipped {item.path}: {item.reason}", file=sys.stderr)
-    cond = Condition(benchmark=args.benchmark, metric=args.metric, setting=args.setting,
-                     instruction=INSTRUCTION_CHOICES[args.instruction], precision=args.precision,
-                     tie_policy=args.tie_policy)
-    board = store.leaderboard(cond, bootstrap=0)
+    for item in store.warnings:
+        print(f"evalcore leaderboard: warning: {item.path}: {item.message}", file=sys.stderr)
+    conditions = store.facets()["conditions"]
+    instruction = INSTRUCTION_CHOICES[args.instruction]
+    metric = _resolve_metric(args.metric, _options(conditions, "metric", benchmark=args.benchmark))
+    tie_policy, policy_reason = _resolve_tie_policy(conditions, args, metric, instruction)
+    cond = Condition(benchmark=args.benchmark, metric=metric, setting=args.setting, instruction=instruction,
+                     precision=args.precision, tie_policy=tie_policy)
+    board = store.leaderboard(cond, bootstrap=0, aggregate=args.aggregate)
     if board.ranked.empty and board.incomplete.empty:
-        facets = store.facets()
-        known = ", ".join(facets["benchmarks"]) or "none"
-        raise InputError(f"no results for {cond} in {store.data_dir} (benchmarks with data: {known})")
-    frame = board.ranked[SUMMARY_COLUMNS + board.tasks]
-    numeric = list(SCORE_COLUMNS) + board.tasks
+        raise _no_results(store, cond, conditions)
+    columns = SUMMARY[board.ranked_by] + board.tasks
+    numeric = [c for c in columns if c in SCORE_COLUMNS] + board.tasks
     if args.format == "json":
         def records(df):
             return json.loads(df.to_json(orient="records", double_precision=6))
-        print(json.dumps({"condition": cond.__dict__, "tasks": board.tasks, "ranked": records(frame),
+        swaps = board.policy_swaps
+        print(json.dumps({"condition": cond.__dict__, "ranked_by": board.ranked_by, "tasks": board.tasks,
+                          "task_names": board.task_names, "ranked": records(board.ranked[columns]),
                           "incomplete": records(board.incomplete),
-                          "zero_task_systems": board.zero_task_systems}, indent=2))
+                          "zero_task_systems": board.zero_task_systems,
+                          "policy_swaps": None if swaps is None else records(swaps)}, indent=2))
     elif args.format == "csv":
         from evalcore.csv_export import to_csv_text
 
-        sys.stdout.write(to_csv_text(frame, float_format="%.6g", lineterminator="\n"))
+        sys.stdout.write(to_csv_text(board.rows()[columns], float_format="%.6g", lineterminator="\n"))
     elif args.format == "latex":
-        print(_latex(frame, numeric))
+        print(_latex(board.rows()[columns], numeric))
     else:
         with np.errstate(invalid="ignore"):
-            print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
+            print(board.ranked[columns].to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
+        print()
+        for line in _notes(board, cond, policy_reason):
+            print(line)
         if board.zero_task_systems:
-            print(f"\nG = 0 because of a zero task score: {', '.join(board.zero_task_systems)}")
+            print(f"G = 0 because of a zero task score: {', '.join(board.zero_task_systems)}")
         if len(board.incomplete):
             print(f"\nnot ranked ({len(board.incomplete)} systems missing tasks):")
             for _, row in board.incomplete.iterrows():
