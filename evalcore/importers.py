@@ -8,25 +8,40 @@ MTEB results tree (``results/<org__model>/<revision>/<Task>.json`` + ``model_met
 - One system per model name (``model_meta.name``, else the folder name with ``__`` → ``/``). For each
   task the newest revision that has the task is used; newest = latest ``date`` field in its result files,
   then highest mteb version, then revision string. The revision used is kept per row (``revision``).
-- ``instruction`` = ``model_meta.use_instructions`` (missing → False): MTEB runs instruction models with
-  their instructions. ``precision`` = ``fp32`` meaning "as published" (the files do not record the dtype).
-  ``tie_policy`` = ``docid-desc`` (pytrec_eval, which MTEB uses). ``n_queries`` is not in the files (NULL).
+- ``instruction`` is decided once per model (:func:`decide_instructions`), never per revision: the
+  ``use_instructions`` of its ``model_meta.json`` files, a null or missing value counting as unknown (not as
+  false); revisions that disagree (true / false) are settled by the newest revision that says. A model none of
+  whose revisions says is stored with ``instruction`` NULL (unknown). MTEB runs instruction models with their
+  instructions. ``precision`` = ``fp32`` meaning "as published" (the files do not record the dtype).
+  ``n_queries`` is not in the files (NULL).
+- ``tie_policy`` per metric and file (:func:`mteb_tie_policy`): nDCG, MAP, recall and precision come from
+  pytrec_eval (``docid-desc``); ``mrr_at_k`` was computed by MTEB itself with a stable sort on the score, tied
+  documents keeping the order the results dict listed them in (``input-order``), in every release before
+  2.18.19 (mteb issue #5092, fixed by PR #5136 in 2.18.19; p-MRR, not imported, followed in PR #5241, 2.19.5).
+- Values are validated (:func:`checked_value`): every imported metric lies in [0, 1]; a value that is not a
+  finite number in that range (NaN, inf, negative, or a percentage such as 45.3) is not imported, with a
+  warning naming the file. A negative or non-finite ``n_parameters`` is dropped the same way.
 
 R2MED paper results (``results/{base retriever,reranker,gar}/…/<Task>.json``): systems are named from the
 pipeline: ``NV-Embed-v2`` (retriever), ``NV-Embed-v2>>bge-reranker`` (reranking the retriever's top 10),
 ``HyDE(qwen-7b)+BGE-Large-en-v1.5`` (LLM query rewriting, then the retriever). The files do not say
-whether instructions were used: rows are stored with ``instruction = False``.
+whether instructions were used: rows are stored with ``instruction`` NULL (unknown).
 """
 from __future__ import annotations
 
 import json
+import logging
+import math
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pandas as pd
 
 from evalcore.errors import InputError
+
+log = logging.getLogger(__name__)
+Warn = Callable[[str], None]
 
 RARB_TASKS = (
     "ARCChallenge", "AlphaNLI", "HellaSwag", "WinoGrande", "PIQA", "SIQA", "Quail", "SpartQA", "TempReasonL1",
@@ -50,6 +65,13 @@ METRIC_KEYS = {
     "precision_at_1": "p@1", "P@1": "p@1",
     "precision_at_10": "p@10", "P@10": "p@10",
 }
+# the first mteb release whose mrr_at_k breaks score ties by document id like pytrec_eval (release notes of
+# 2.18.19, 2026-08-13: "fix: break MRR ties by doc id to match pytrec_eval (#5136)"); before it, MTEB's own
+# MRR sorted by score alone with Python's stable sort, so tied documents kept the results dict's order
+MTEB_MRR_TIES_FIXED = (2, 18, 19)
+PYTREC_EVAL_POLICY = "docid-desc"
+STABLE_SORT_POLICY = "input-order"
+
 MTEB_SOURCE = "mteb-results@f4cc6c8"
 R2MED_SOURCE = "r2med-paper@62b7074"
 R2MED_REFERENCE = "https://github.com/R2MED/R2MED"
@@ -72,6 +94,8 @@ def _load_json(path: Path) -> dict:
             loaded = json.load(handle)
     except (OSError, ValueError) as exc:
         raise InputError(f"not a readable JSON file ({exc})", path) from exc
+    except RecursionError as exc:  # json.load on an object nested too deeply for Python's stack
+        raise InputError("not a readable JSON file (nested too deeply)", path) from exc
     if not isinstance(loaded, dict):
         raise InputError("expected a JSON object", path)
     return loaded
@@ -88,8 +112,35 @@ def _pick_subset(entries: dict[str, dict]) -> dict | None:
     return english[0] if len(english) == 1 else None
 
 
-def mteb_test_scores(result: dict) -> dict[str, float] | None:
-    """Metric values of the test split (canonical names) from either MTEB JSON layout; None if absent."""
+def checked_value(value: object) -> tuple[float | None, str]:
+    """(the value, '') when ``value`` is a number in [0, 1] (every imported metric is bounded by 1), else
+    (None, why not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None, f"{value!r} is not a number"
+    number = float(value)
+    if not math.isfinite(number):
+        return None, f"{number} is not a finite number"
+    if number < 0:
+        return None, f"{number} is negative"
+    if number > 1:
+        hint = " (a percentage?)" if number <= 100 else ""
+        return None, f"{number} is above 1{hint}"
+    return number, ""
+
+
+def mteb_tie_policy(metric: str, mteb_version: object) -> str:
+    """The tie policy behind a published MTEB number: ``input-order`` for ``mrr@k`` from an mteb release
+    before :data:`MTEB_MRR_TIES_FIXED` (or a file without a version), ``docid-desc`` otherwise."""
+    if metric.startswith("mrr@"):
+        version = _version_key(mteb_version)
+        if not version or version < MTEB_MRR_TIES_FIXED:
+            return STABLE_SORT_POLICY
+    return PYTREC_EVAL_POLICY
+
+
+def mteb_test_scores(result: dict, warn: Warn | None = None, where: object = "") -> dict[str, float] | None:
+    """Metric values of the test split (canonical names) from either MTEB JSON layout; None if absent.
+    Values outside [0, 1] are left out, each reported through ``warn`` (naming ``where``)."""
     if isinstance(result.get("scores"), dict):  # mteb >= 1.11
         split = result["scores"].get("test")
         if not isinstance(split, list):
@@ -106,10 +157,22 @@ def mteb_test_scores(result: dict) -> dict[str, float] | None:
     chosen = _pick_subset(entries)
     if chosen is None:
         return None
-    return {
-        metric: float(chosen[key]) for key, metric in METRIC_KEYS.items()
-        if isinstance(chosen.get(key), (int, float)) and not isinstance(chosen.get(key), bool)
-    }
+    return _checked_metrics(chosen, warn, where)
+
+
+def _checked_metrics(values: dict, warn: Warn | None, where: object) -> dict[str, float]:
+    """{canonical metric: value} of the :data:`METRIC_KEYS` present in ``values`` whose value passes
+    :func:`checked_value`; the others reported through ``warn``."""
+    found = {}
+    for key, metric in METRIC_KEYS.items():
+        if key not in values or values[key] is None:
+            continue
+        number, problem = checked_value(values[key])
+        if number is None:
+            (warn or log.warning)(f"{where}: skipped {key}: {problem}, expected a score in [0, 1]")
+        else:
+            found[metric] = number
+    return found
 
 
 def _version_key(version: object) -> tuple[int, ...]:
@@ -117,15 +180,15 @@ def _version_key(version: object) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", str(version or "")))
 
 
-def _revision_results(revision_dir: Path) -> Iterator[tuple[str, dict]]:
-    """(task name, parsed JSON) of the RAR-b / R2MED result files in one revision folder."""
+def _revision_results(revision_dir: Path) -> Iterator[tuple[str, dict, Path]]:
+    """(task name, parsed JSON, file) of the RAR-b / R2MED result files in one revision folder."""
     for path in sorted(revision_dir.glob("*.json")):
         if path.name == "model_meta.json":
             continue
         result = _load_json(path)
         task = str(result.get("task_name") or result.get("mteb_dataset_name") or path.stem)
         if task in BENCHMARK_OF_TASK:
-            yield task, result
+            yield task, result, path
 
 
 def _family(model_name: str) -> str:
@@ -133,19 +196,45 @@ def _family(model_name: str) -> str:
     return model_name.split("/", 1)[0] if "/" in model_name else model_name
 
 
-def _system_row(model_name: str, meta: dict, revision: str) -> dict:
+def _meta_instructions(meta: dict) -> bool | None:
+    """``use_instructions`` of one ``model_meta.json`` (also the misspelt old key); None = not said."""
+    value = meta.get("use_instructions", meta.get("use_instuctions"))
+    return None if value is None else bool(value)
+
+
+def decide_instructions(stated: list[tuple[tuple, bool | None]]) -> bool | None:
+    """Whether a model uses instructions, from (newest key, ``use_instructions``) of each of its revisions.
+
+    A property of the model, decided once: None (unknown) when no revision says; the value when the
+    revisions that say agree; else what the newest revision that says says.
+    """
+    said = sorted((key, value) for key, value in stated if value is not None)
+    return said[-1][1] if said else None
+
+
+def _n_parameters(value: object, warn: Warn, where: object) -> float | None:
+    """A parameter count: a finite number >= 0, else None (reported through ``warn`` when present)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)) \
+            or float(value) < 0:
+        warn(f"{where}: ignored n_parameters {value!r}: expected a parameter count >= 0")
+        return None
+    return float(value)
+
+
+def _system_row(model_name: str, meta: dict, revision: str, uses_instructions: bool | None = None,
+                warn: Warn | None = None, where: object = "") -> dict:
     """One ``systems`` row from ``model_meta.json`` (old and new key spellings)."""
-    uses_instructions = meta.get("use_instructions", meta.get("use_instuctions"))
     open_weights = meta.get("open_weights", meta.get("open_source"))
-    n_parameters = meta.get("n_parameters")
     return {
         "system": model_name,
         "display_name": model_name.split("/", 1)[-1],
         "family": _family(model_name),
-        "n_parameters": float(n_parameters) if isinstance(n_parameters, (int, float)) else None,
+        "n_parameters": _n_parameters(meta.get("n_parameters"), warn or log.warning, where),
         "license": meta.get("license"),
         "open_weights": None if open_weights is None else bool(open_weights),
-        "uses_instructions": None if uses_instructions is None else bool(uses_instructions),
+        "uses_instructions": uses_instructions,
         "release_date": None if meta.get("release_date") is None else str(meta.get("release_date")),
         "reference": meta.get("reference"),
         "source": MTEB_SOURCE,
@@ -153,19 +242,24 @@ def _system_row(model_name: str, meta: dict, revision: str) -> dict:
     }
 
 
-def read_mteb_results(root: str | Path, source: str = MTEB_SOURCE) -> tuple[pd.DataFrame, pd.DataFrame]:
+def read_mteb_results(
+    root: str | Path, source: str = MTEB_SOURCE, warn: Warn | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(task_scores, systems) for the RAR-b and R2MED tasks of an MTEB results tree.
 
-    ``root`` is the ``results`` folder or its parent.
+    ``root`` is the ``results`` folder or its parent. ``warn`` receives one line per value left out (default:
+    the ``evalcore.importers`` logger).
     """
+    warn = warn or log.warning
     root = Path(root)
     if (root / "results").is_dir():
         root = root / "results"
     if not root.is_dir():
         raise InputError("expected an MTEB results folder (results/<org__model>/<revision>/<Task>.json)", root)
-    # (model, task) -> (newest key, row data); model -> (newest key, meta, revision)
-    chosen: dict[tuple[str, str], tuple[tuple, str, dict[str, float], bool]] = {}
-    models: dict[str, tuple[tuple, dict, str]] = {}
+    # (model, task) -> (newest key, revision, scores, mteb version); model -> (newest key, meta, revision)
+    chosen: dict[tuple[str, str], tuple[tuple, str, dict[str, float], object]] = {}
+    models: dict[str, tuple[tuple, dict, str, Path]] = {}
+    stated: dict[str, list[tuple[tuple, bool | None]]] = {}
     for revision_dir in sorted(p for p in root.glob("*/*") if p.is_dir()):
         meta_path = revision_dir / "model_meta.json"
         meta = _load_json(meta_path) if meta_path.is_file() else {}
@@ -174,34 +268,36 @@ def read_mteb_results(root: str | Path, source: str = MTEB_SOURCE) -> tuple[pd.D
         results = list(_revision_results(revision_dir))
         if not results:
             continue
-        dates = [r.get("date") for _, r in results if isinstance(r.get("date"), (int, float))]
+        dates = [r.get("date") for _, r, _ in results if isinstance(r.get("date"), (int, float))]
         newest_key = (
             max(dates) if dates else float("-inf"),
-            max(_version_key(r.get("mteb_version")) for _, r in results),
+            max(_version_key(r.get("mteb_version")) for _, r, _ in results),
             str(meta.get("release_date") or ""),
             revision,
         )
         if model_name not in models or newest_key > models[model_name][0]:
-            models[model_name] = (newest_key, meta, revision)
-        uses_instructions = bool(meta.get("use_instructions", meta.get("use_instuctions")) or False)
-        for task, result in results:
-            scores = mteb_test_scores(result)
+            models[model_name] = (newest_key, meta, revision, meta_path)
+        stated.setdefault(model_name, []).append((newest_key, _meta_instructions(meta)))
+        for task, result, path in results:
+            scores = mteb_test_scores(result, warn, path)
             if not scores:
                 continue
             previous = chosen.get((model_name, task))
             if previous is None or newest_key > previous[0]:
-                chosen[(model_name, task)] = (newest_key, revision, scores, uses_instructions)
+                chosen[(model_name, task)] = (newest_key, revision, scores, result.get("mteb_version"))
+    instructions = {model: decide_instructions(said) for model, said in stated.items()}
     rows = [
         {
             "system": model, "benchmark": BENCHMARK_OF_TASK[task], "task": task, "setting": "full",
-            "instruction": uses_instructions, "precision": "fp32", "metric": metric, "value": value,
+            "instruction": instructions[model], "precision": "fp32", "metric": metric, "value": value,
             "expected": None, "min": None, "max": None, "n_queries": None, "source": source,
-            "tie_policy": "docid-desc", "revision": revision,
+            "tie_policy": mteb_tie_policy(metric, mteb_version), "revision": revision,
         }
-        for (model, task), (_, revision, scores, uses_instructions) in sorted(chosen.items())
+        for (model, task), (_, revision, scores, mteb_version) in sorted(chosen.items())
         for metric, value in scores.items()
     ]
-    systems = [_system_row(model, meta, revision) for model, (_, meta, revision) in sorted(models.items())]
+    systems = [_system_row(model, meta, revision, instructions[model], warn, meta_path)
+               for model, (_, meta, revision, meta_path) in sorted(models.items())]
     for row in systems:
         row["source"] = source
     return _typed_task_scores(rows), _typed_systems(systems)
@@ -246,8 +342,11 @@ def r2med_pipeline(relative: Path, result: dict) -> tuple[str, str]:
                      relative)
 
 
-def read_r2med_results(root: str | Path, source: str = R2MED_SOURCE) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(task_scores, systems) from the R2MED paper's ``results/`` folder (or its parent)."""
+def read_r2med_results(
+    root: str | Path, source: str = R2MED_SOURCE, warn: Warn | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(task_scores, systems) from the R2MED paper's ``results/`` folder (or its parent). ``warn`` receives one
+    line per value left out (default: the ``evalcore.importers`` logger)."""
     root = Path(root)
     if (root / "results").is_dir():
         root = root / "results"
@@ -264,15 +363,13 @@ def read_r2med_results(root: str | Path, source: str = R2MED_SOURCE) -> tuple[pd
         scores = result.get("test")
         if not isinstance(scores, dict):
             raise InputError("expected a 'test' object of metric values", path)
-        for key, metric in METRIC_KEYS.items():
-            value = scores.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                rows.append({
-                    "system": system, "benchmark": "r2med", "task": task, "setting": "full", "instruction": False,
-                    "precision": "fp32", "metric": metric, "value": float(value), "expected": None, "min": None,
-                    "max": None, "n_queries": None, "source": source, "tie_policy": "docid-desc",
-                    "revision": None,
-                })
+        for metric, value in _checked_metrics(scores, warn, path).items():
+            rows.append({
+                "system": system, "benchmark": "r2med", "task": task, "setting": "full", "instruction": None,
+                "precision": "fp32", "metric": metric, "value": value, "expected": None, "min": None,
+                "max": None, "n_queries": None, "source": source, "tie_policy": PYTREC_EVAL_POLICY,
+                "revision": None,
+            })
         retriever_key = relative.parts[1] if relative.parts[0] == "base retriever" else None
         systems.setdefault(system, {
             "system": system, "display_name": system, "family": family, "n_parameters": None, "license": None,
@@ -293,8 +390,9 @@ def _typed_task_scores(rows: list[dict]) -> pd.DataFrame:
     """task_scores rows with the contract's column order and dtypes."""
     frame = pd.DataFrame(rows, columns=TASK_SCORE_COLUMNS)
     return frame.astype({
-        "system": "string", "benchmark": "string", "task": "string", "setting": "string", "instruction": "bool",
-        "precision": "string", "metric": "string", "value": "float64", "expected": "float64", "min": "float64",
+        "system": "string", "benchmark": "string", "task": "string", "setting": "string",
+        "instruction": "boolean", "precision": "string", "metric": "string", "value": "float64",
+        "expected": "float64", "min": "float64",
         "max": "float64", "n_queries": "Int64", "source": "string", "tie_policy": "string", "revision": "string",
     })
 

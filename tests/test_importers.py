@@ -18,6 +18,7 @@ from evalcore import importers
 from evalcore.cli import main
 from evalcore.errors import InputError
 from evalcore.store import Condition, Store
+from needs import require_source
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "store"
@@ -133,7 +134,7 @@ def _site_system_name(row: pd.Series) -> str | None:
 @needs_shared
 def test_r2med_site_average_is_the_arithmetic_mean_of_imported_tasks():
     site = pd.read_csv(SHARED / "r2med-paper" / "leaderboard-site.csv")
-    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=False), bootstrap=0)
+    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
     ranked = board.ranked.set_index("system")
     matched, disagreeing = 0, []
     for _, row in site.iterrows():
@@ -328,3 +329,147 @@ def test_a_write_sweeps_temporaries_that_killed_writers_left_long_ago(tmp_path: 
     importers.write_compact_parquet(pd.DataFrame({"a": [1]}), out / "x.parquet")
     assert not stale.exists() and live.exists() and keep.exists()
     assert pd.read_parquet(out / "x.parquet")["a"].tolist() == [1]
+
+
+# -- issue 16: instruction use per model, tie policy per metric, values checked on import ----------------
+def _write_mteb(root: Path, folder: str, revision: str, meta: dict | None, tasks: dict[str, dict],
+                mteb_version: str = "1.12.75") -> None:
+    """One revision folder of an MTEB results tree: ``tasks`` maps a task name to its test-split scores."""
+    path = root / "results" / folder / revision
+    path.mkdir(parents=True)
+    if meta is not None:
+        (path / "model_meta.json").write_text(json.dumps(meta))
+    for task, scores in tasks.items():
+        (path / f"{task}.json").write_text(json.dumps({
+            "task_name": task, "mteb_version": mteb_version,
+            "scores": {"test": [{"hf_subset": "default", **scores}]}}))
+
+
+def test_instruction_use_is_decided_once_per_model_null_meaning_unknown(tmp_path: Path):
+    """multilingual-e5-small's case: RAR-b tasks spread over two revisions whose model_meta say null and true.
+    Every row of the model gets one state (true), so 'as published' sees all its tasks together."""
+    ndcg = {"ndcg_at_10": 0.2}
+    _write_mteb(tmp_path, "org__split", "old", {"name": "org/split", "use_instructions": None},
+                {"PIQA": ndcg, "SIQA": ndcg}, "1.12.75")
+    _write_mteb(tmp_path, "org__split", "new", {"name": "org/split", "use_instructions": True},
+                {"WinoGrande": ndcg}, "2.1.17")
+    _write_mteb(tmp_path, "org__unknown", "r", {"name": "org/unknown"}, {"PIQA": ndcg})
+    _write_mteb(tmp_path, "org__flip", "a", {"name": "org/flip", "use_instructions": True},
+                {"PIQA": ndcg, "SIQA": ndcg}, "1.1.0")
+    _write_mteb(tmp_path, "org__flip", "b", {"name": "org/flip", "use_instructions": False},
+                {"WinoGrande": ndcg}, "1.2.0")
+    task_scores, systems = importers.read_mteb_results(tmp_path)
+    states = task_scores.groupby("system")["instruction"].agg(lambda v: set(v.astype(object)))
+    assert states["org/split"] == {True}  # null in one revision does not outvote true in the other
+    assert states["org/flip"] == {False}  # disagreeing revisions: the newest that says
+    assert task_scores.loc[task_scores.system == "org/unknown", "instruction"].isna().all()  # unknown, not false
+    meta = systems.set_index("system")["uses_instructions"]
+    assert bool(meta["org/split"]) and not bool(meta["org/flip"]) and pd.isna(meta["org/unknown"])
+    out = tmp_path / "out"
+    importers.write_compact_parquet_files({out / "ts.parquet": task_scores, out / "sys.parquet": systems})
+    board = Store(out).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    assert set(board.ranked.system) == {"org/split", "org/flip"} and board.ranked.n_tasks.tolist() == [3, 3]
+    assert set(board.incomplete.system) == {"org/unknown"}  # one task of three: missing, not hidden
+
+
+@pytest.fixture(scope="module")
+def shipped_rar_b_board():
+    return Store(PUBLISHED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+
+
+def test_every_model_with_all_17_rar_b_tasks_in_the_tree_is_ranked(shipped_rar_b_board):
+    """From the JSON files directly: a model (model_meta name, else folder) with each RAR-b task in some
+    revision must be on the board, whatever revision each task came from."""
+    results = require_source("mteb-results") / "results"
+    tasks_of: dict[str, set[str]] = {}
+    for model_folder in results.iterdir():
+        for revision in model_folder.iterdir():
+            meta_path = revision / "model_meta.json"
+            meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+            name = meta.get("name") or model_folder.name.replace("__", "/", 1)
+            for path in revision.glob("*.json"):
+                if path.name == "model_meta.json":
+                    continue
+                loaded = json.loads(path.read_text())
+                task = loaded.get("task_name") or loaded.get("mteb_dataset_name") or path.stem
+                if task in importers.RARB_TASKS:
+                    tasks_of.setdefault(name, set()).add(task)
+    complete = {name for name, tasks in tasks_of.items() if len(tasks) == len(importers.RARB_TASKS)}
+    assert len(complete) == 145
+    assert set(shipped_rar_b_board.ranked.system) == complete
+
+
+def test_multilingual_e5_small_ranked_with_its_hand_computed_g(shipped_rar_b_board):
+    """Issue 16: G (ndcg@10) over the 17 tasks read from both revisions' JSON files is 0.106832; rank 54."""
+    results = require_source("mteb-results") / "results" / "intfloat__multilingual-e5-small"
+    values = {}
+    for path in results.glob("*/*.json"):
+        if path.stem in importers.RARB_TASKS:
+            (entry,) = json.loads(path.read_text())["scores"]["test"]
+            values[path.stem] = entry["ndcg_at_10"]
+    assert len(values) == 17
+    hand_g = math.prod(values.values()) ** (1 / 17)
+    assert round(hand_g, 6) == 0.106832
+    ranked = shipped_rar_b_board.ranked.set_index("system")
+    assert ranked.loc["intfloat/multilingual-e5-small", "G"] == pytest.approx(hand_g, rel=1e-12)
+    assert ranked.loc["intfloat/multilingual-e5-small", "rank"] == 54
+
+
+@pytest.mark.parametrize("version, policy", [("1.12.75", "input-order"), ("2.18.18", "input-order"),
+                                             ("2.18.19", "docid-desc"), ("2.20.0", "docid-desc")])
+def test_mrr_tie_policy_follows_the_mteb_version_of_the_file(tmp_path: Path, version, policy):
+    """MTEB's mrr_at_k kept tied documents in insertion order before 2.18.19 (PR #5136); nDCG and the rest
+    always came from pytrec_eval (docid-desc)."""
+    _write_mteb(tmp_path, "org__m", "r", {"name": "org/m"}, {"PIQA": {"ndcg_at_10": 0.3, "mrr_at_10": 0.4}},
+                version)
+    task_scores, _ = importers.read_mteb_results(tmp_path)
+    policies = dict(zip(task_scores.metric, task_scores.tie_policy))
+    assert policies == {"ndcg@10": "docid-desc", "mrr@10": policy}
+
+
+def test_shipped_mrr_rows_are_labelled_with_the_stable_sort_policy():
+    scores = pd.read_parquet(PUBLISHED / "mteb_task_scores.parquet")
+    mrr = scores.metric == "mrr@10"
+    assert mrr.sum() == 2907 and set(scores.loc[mrr, "tie_policy"]) == {"input-order"}  # every file < 2.18.19
+    assert set(scores.loc[~mrr, "tie_policy"]) == {"docid-desc"}
+
+
+@pytest.mark.parametrize("bad", [45.3, -0.1, 1.5, float("nan"), float("inf"), "0.5", True])
+def test_import_leaves_out_values_that_are_not_scores_and_names_the_file(tmp_path: Path, bad):
+    folder = tmp_path / "results" / "org__m" / "r"
+    folder.mkdir(parents=True)
+    # json.dumps writes NaN / Infinity, which json.load (and MTEB) read back as floats
+    (folder / "PIQA.json").write_text(json.dumps({"task_name": "PIQA", "mteb_version": "1.0.0", "scores": {
+        "test": [{"hf_subset": "default", "ndcg_at_10": bad, "recall_at_10": 0.5}]}}))
+    (folder / "model_meta.json").write_text(json.dumps({"name": "org/m", "n_parameters": -5}))
+    warnings: list[str] = []
+    task_scores, systems = importers.read_mteb_results(tmp_path, warn=warnings.append)
+    assert dict(zip(task_scores.metric, task_scores.value)) == {"recall@10": 0.5}
+    assert pd.isna(systems["n_parameters"].iloc[0])  # a negative parameter count is not a size
+    assert any("PIQA.json" in w and "ndcg_at_10" in w for w in warnings), warnings
+    assert any("model_meta.json" in w and "n_parameters" in w for w in warnings), warnings
+    results = tmp_path / "r2med" / "results" / "base retriever" / "bm25"
+    results.mkdir(parents=True)
+    (results / "Biology.json").write_text(json.dumps({"dataset_name": "Biology",
+                                                      "test": {"ndcg_at_10": bad, "recall_at_10": 0.25}}))
+    warnings.clear()
+    task_scores, _ = importers.read_r2med_results(tmp_path / "r2med", warn=warnings.append)
+    assert dict(zip(task_scores.metric, task_scores.value)) == {"recall@10": 0.25}
+    assert task_scores.instruction.isna().all()  # the paper's files do not say: unknown
+    assert any("Biology.json" in w and "ndcg_at_10" in w for w in warnings), warnings
+
+
+def test_published_mrr_is_shown_under_the_tie_policy_it_was_computed_with():
+    """The shipped MTEB mrr@10 rows are input-order (mteb < 2.18.19); the default tie policy finds them and
+    says which policy the numbers use."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["leaderboard", "--benchmark", "rar-b", "--data", str(PUBLISHED), "--metric", "MRR@10"])
+    out = out.getvalue()
+    assert code == 0, err.getvalue()
+    assert "tie policy of the values: input-order (the only tie policy these results were computed with" in out
+    scores = pd.read_parquet(PUBLISHED / "mteb_task_scores.parquet")
+    assert importers.MTEB_MRR_TIES_FIXED == (2, 18, 19) and (scores.metric == "mrr@10").any()
