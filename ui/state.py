@@ -167,6 +167,17 @@ def _record(key: str, value: str | list[str] | None, default: object = None, alw
     st.session_state.setdefault(_CURRENT, {})[key] = value
 
 
+def _keep(key: str) -> None:
+    """Hand the value a widget had on the previous run to the widget about to be created under the same key.
+
+    Widgets belong to the page that draws them: after a page switch the shared sidebar's widgets are new ones,
+    and a new widget ignores the value its predecessor left in ``st.session_state`` (it would show its first
+    option) unless that value was set through the Session State API. Setting it again here is Streamlit's
+    documented way to carry widget values across pages."""
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]
+
+
 def _pick_start(key: str, options: Sequence[str], default: str | None) -> None:
     """Put a valid value into ``session_state[key]`` before the widget is created."""
     state = st.session_state
@@ -180,6 +191,7 @@ def _pick_start(key: str, options: Sequence[str], default: str | None) -> None:
                        f"showing the default instead.")
     if state.get(key) not in options:
         state[key] = default if default in options else options[0]
+    _keep(key)
 
 
 def select(
@@ -238,7 +250,7 @@ def multiselect(
             state[key] = valid
         else:
             state[key] = [v for v in default if v in options]
-    state[key] = [v for v in state[key] if v in options]
+    state[key] = [v for v in state[key] if v in options]  # also hands the value over (see _keep)
     value = where.multiselect(label, options, key=key, max_selections=max_selections,
                               format_func=format_func, help=help, placeholder=placeholder)
     _record(key, list(value), list(default), always)
@@ -257,6 +269,7 @@ def flag(key: str, label: str, default: bool = False, *, where=None, help: str |
             if wanted is not None:
                 notice(f"`{key}`: expected 1 or 0; showing the default.")
             state[key] = default
+    _keep(key)
     value = where.toggle(label, key=key, help=help)
     _record(key, "1" if value else "0", "1" if default else "0")
     return bool(value)
@@ -274,6 +287,7 @@ def search(key: str, label: str, *, where=None, help: str | None = None, placeho
                 state[key] = wanted[0]
             else:
                 notice(f"`{key}`: the search text in the URL has characters a system name never has; ignored.")
+    _keep(key)
     value = where.text_input(label, key=key, max_chars=80, help=help, placeholder=placeholder)
     if not SEARCH_PATTERN.fullmatch(value or ""):
         where.warning("Search accepts letters, digits, spaces and `. , + - ( ) / : @ # _` only; ignoring it.")

@@ -63,15 +63,16 @@ def free_port() -> int:
 
 
 def start_server(data_dir: Path, log_path: Path, port: int | None = None,
-                 app: Path = ROOT / "app.py") -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` (or another ``app``) on ``port`` (default: a free one); returns once
-    ``/_stcore/health`` answers."""
+                 app: Path = ROOT / "app.py", env: dict | None = None,
+                 cwd: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` (or another ``app``) from ``cwd`` on ``port`` (default: a free one); returns
+    once ``/_stcore/health`` answers."""
     port = port or free_port()
     log = open(log_path, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
          "--server.headless", "true", "--server.address", "127.0.0.1", "--", "--data", str(data_dir)],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -330,3 +331,18 @@ def test_downloads_hold_the_table_on_screen(server, context):
     assert latex.lstrip().startswith("\\begin{table}") and "\\toprule" in latex
     assert all(name.replace("_", "\\_") in latex for name in expected["system"])
     assert_no_exception(page)
+
+
+def test_clicking_through_the_sidebar_keeps_the_view(server, context):
+    """A visitor who picked a precision and walks through every page from the sidebar keeps it on each page
+    (the sidebar's widgets are re-created by each page)."""
+    base, _ = server
+    page = open_view(context, f"{base}/?bench=rar-b&instr=with&prec=bf16")
+    for slug, title in list(PAGES.items())[1:] + [("", PAGES[""])]:
+        page.get_by_test_id("stSidebarNav").get_by_role("link").filter(has_text=title).click()
+        page.wait_for_url(re.compile(rf"/{re.escape(slug)}\?"), timeout=30_000)
+        wait_idle(page)
+        assert_no_exception(page)
+        assert page.locator("h1").first.inner_text().strip() == title
+        assert selected(page, "Precision") == "bf16", title
+        assert "prec=bf16" in page.url and "instr=with" in page.url, page.url

@@ -163,3 +163,18 @@ def test_hostile_values_never_reach_the_store(open_url, synthetic_dir, monkeypat
     for fragment in ("DROP TABLE", "<script>", "javascript:"):
         assert not [s for s in seen if fragment in s]
     st.cache_data.clear()
+
+
+def test_the_sidebar_keeps_its_values_across_pages(open_url, synthetic_dir):
+    """The sidebar's widgets are drawn by each page, so a page switch makes new widgets under the same keys;
+    each must start from the value the last page had (a new widget would otherwise show its first option)."""
+    at = open_url(synthetic_dir, params={"instr": "with"})
+    at.selectbox(key="prec").set_value("bf16").run()
+    at.text_input(key="q").set_value("e5").run()
+    expected = {"bench": "rar-b", "instr": "with", "prec": "bf16", "q": "e5", "size_max": "no limit"}
+    for page in ("ties-and-precision.py", "rank-flips.py", "instructions.py", "compare.py", "leaderboard.py"):
+        at.switch_page(page_path_from_main(page)).run()
+        assert not at.exception, page
+        shown = {key: widget(at, key).value for key in expected}
+        assert shown == expected, page
+        assert at.query_params["prec"] == "bf16" and at.query_params["q"] == "e5", page
