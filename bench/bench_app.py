@@ -14,12 +14,16 @@ For each data dir — the shipped ``data/`` and a synthetic one with ~10M per-qu
   typing are not timed. When the default view offers a single precision (the shipped data: published fp32
   scores only), the setting is first switched, untimed, to one with several. On each fresh server
   (first-visit starts) every precision is visited ``--repeats`` times, each change as soon as the previous
-  one is drawn: the first visit of each value is "cold" (its store query has not run in this server, unless
-  the idle-time prefetch, ui/prefetch.py, got to it between two changes), later ones hit ``st.cache_data``.
-  Then ``--pause-starts`` more fresh servers visit every precision once, each change after ``--pause``
-  seconds on the page, as a reader would: what the prefetch gives a visitor. Target ≤ 0.5 s.
+  one is drawn: the first visit of each value is "cold" (its store query has not run in this server), later
+  ones hit ``st.cache_data``. Then ``--pause-starts`` more fresh servers visit every precision once, each
+  change after ``--pause`` seconds on the page, as a reader would.
 - **the Streamlit floor**: the same start and changes for bench/floor_app.py, a one-selectbox, one-table
   Streamlit app that reads no data: what Streamlit and Chromium cost on this machine before any app work.
+  Every dashboard figure is also printed as a ratio to the floor's (targets: first visit ≤ 1.25×, a change
+  ≤ 1.5×).
+- **another version** (``--compare-app LABEL=PATH``, repeatable): the same figures for another checkout's
+  ``app.py`` (e.g. the commit before a change, from ``git archive``), served from its own folder with its
+  own on-disk cache folder, in the same run.
 
 Start is measured ``--starts`` times (a fresh server each time) and reported as the median, with one
 intermediate mark: health.
@@ -31,6 +35,7 @@ intermediate mark: health.
     python bench/bench_app.py --pause 2 --pause-starts 3   # changes after 2 s on the page, 3 more servers
     python bench/bench_app.py --no-floor            # skip the Streamlit floor row
     python bench/bench_app.py --cache-skip intervals  # servers recompute every Leaderboard interval
+    python bench/bench_app.py --compare-app before=/tmp/before/app.py   # and an older checkout, same run
 
 The servers use the store's on-disk caches as they are (``$TIEBREAK_CACHE``, evalcore/disk_cache.py): after
 one earlier start on the same files they read the per-file sums, resample counts and Leaderboard intervals
@@ -50,6 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "pages"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
@@ -83,27 +89,42 @@ def precisions_of(data_dir: Path) -> tuple[str, list[str]]:
     return "full", by_setting.get("full", [])
 
 
-def script_times(data_dir: Path) -> tuple[float, float]:
-    """Python-side cost alone (no browser): the app script's first run and a cached rerun, via AppTest."""
-    import os
+_SCRIPT_TIMES = """
+import json, statistics, sys, time
+from pathlib import Path
+from streamlit.testing.v1 import AppTest
+script = sys.argv[1]
+sys.argv = [script]  # the app reads --data from argv before the env var
+at = AppTest.from_file(script, default_timeout=600)
+t0 = time.perf_counter(); at.run(); first = time.perf_counter() - t0
+rerun = []
+for _ in range(3):
+    t0 = time.perf_counter(); at.run(); rerun.append(time.perf_counter() - t0)
+print(json.dumps([first, statistics.median(rerun)]))
+"""
 
-    from streamlit.testing.v1 import AppTest
 
-    os.environ["TIEBREAK_DATA"] = str(data_dir)
-    argv, sys.argv = sys.argv, [str(ROOT / "app.py")]  # the app reads --data from argv before the env var
-    try:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-        t0 = time.perf_counter()
-        at.run()
-        first = time.perf_counter() - t0
-        rerun = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            at.run()
-            rerun.append(time.perf_counter() - t0)
-    finally:
-        sys.argv = argv
-    return first, statistics.median(rerun)
+def script_times(data_dir: Path, app: Path) -> tuple[float, float]:
+    """Python-side cost alone (no browser): the app's script, first run and a cached rerun, via AppTest in a
+    new process started in the app's folder (so each version imports its own modules)."""
+    import json
+    import subprocess
+
+    script = _main_script(app)
+    env = dict(os.environ, TIEBREAK_DATA=str(data_dir))
+    out = subprocess.run([sys.executable, "-c", _SCRIPT_TIMES, str(script)], cwd=app.parent, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    return tuple(json.loads(out.strip().splitlines()[-1]))
+
+
+def _main_script(app: Path) -> Path:
+    """The script Streamlit runs for ``app``: its ``st.App``'s script (imported in a new process started in
+    the app's folder)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", "import app; print(app.app.script_path)"], cwd=app.parent,
+                         capture_output=True, text=True, check=True).stdout
+    return (app.parent / out.strip().splitlines()[-1]).resolve()
 
 
 def _idle_after(page, url_fragment: str) -> None:
@@ -145,13 +166,15 @@ def floor_precisions() -> list[str]:
     raise RuntimeError(f"no PRECISIONS in {FLOOR_APP}")
 
 
-def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None, app: Path = DASHBOARD_APP):
+def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None, app: Path = DASHBOARD_APP,
+                env: dict | None = None):
     """Spawn ``streamlit run`` and open the Leaderboard in a new tab of ``context``; returns (proc, base URL,
     page, health s, rendered s), times from the spawn. The tab is opened before the spawn, as a user's browser
     is already running; creating it is Playwright's cost, not the app's."""
     page = context.new_page()
     started = time.perf_counter()
-    proc, base = start_server(data_dir, log_path, port, app=app)
+    proc, base = start_server(data_dir, log_path, port, app=app, env=env,
+                              cwd=ROOT if app.parent == ROOT / "bench" else app.parent)
     healthy = time.perf_counter() - started
     try:
         page.goto(base + "/")
@@ -188,20 +211,20 @@ def _stop(proc) -> None:
 
 def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path, pause: float = 0.0, pause_starts: int = 0,
             app: Path = DASHBOARD_APP, setting: str | None = None, precisions: list[str] | None = None,
-            name: str | None = None) -> dict:
+            name: str | None = None, label: str = "dashboard", env: dict | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
     if setting is None:
         setting, precisions = precisions_of(data_dir)
-    name = name or f"`{data_dir.name}/`"
-    log_path = log_dir / f"bench_{app.stem}_{data_dir.name}.log"
+    name = name or f"{label}, `{data_dir.name}/`"
+    log_path = log_dir / f"bench_{label}_{app.stem}_{data_dir.name}.log"
     healths, rendered, returning, running = [], [], [], []
     cold, warm, paused = [], [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for start in range(starts + pause_starts):  # first visits: a fresh context (empty cache) per start
             context = browser.new_context(viewport=VIEWPORT)
-            proc, base, page, health, done = _cold_start(context, data_dir, log_path, app=app)
+            proc, base, page, health, done = _cold_start(context, data_dir, log_path, app=app, env=env)
             try:
                 if start >= starts:  # a reader: every precision once, after `pause` s on the page
                     paused += _precision_changes(page, setting, precisions, 1, pause=pause)[0]
@@ -219,7 +242,7 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path, pause: flo
         context = browser.new_context(viewport=VIEWPORT)
         port = free_port()
         for start in range(starts + 1):
-            proc, _, page, _, done = _cold_start(context, data_dir, log_path, port, app=app)
+            proc, _, page, _, done = _cold_start(context, data_dir, log_path, port, app=app, env=env)
             page.close()
             _stop(proc)
             if start:
@@ -227,8 +250,8 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path, pause: flo
         context.close()
         browser.close()
     return {
-        "name": name,
-        "data": str(data_dir), "rows": count_query_rows(data_dir) if app == DASHBOARD_APP else 0, "setting": setting,
+        "name": name, "app": app, "data_dir": data_dir,
+        "data": str(data_dir), "rows": count_query_rows(data_dir) if app != FLOOR_APP else 0, "setting": setting,
         "paused": statistics.median(paused) if paused else float("nan"),
         "paused_max": max(paused) if paused else float("nan"), "paused_all": paused,
         "health": statistics.median(healths),
@@ -250,7 +273,7 @@ def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
     if len(precisions) < 2:
         return [], []
     if setting != "full":  # untimed: the default setting offers a single precision
-        from ui.components import SETTING_LABELS
+        from ui.sidebar import SETTING_LABELS
 
         page.get_by_test_id("stSidebar").get_by_text(SETTING_LABELS.get(setting, setting), exact=True).click()
         _idle_after(page, f"setting={setting}&")
@@ -265,7 +288,16 @@ def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
     return cold, warm
 
 
-def compile_app_modules() -> bool:
+def _labelled(spec: str) -> tuple[str, Path]:
+    """``LABEL=PATH`` of ``--compare-app`` → (label, absolute path of that checkout's app.py)."""
+    label, _, path = spec.partition("=")
+    app = Path(path).expanduser().resolve()
+    if not label or not app.is_file():
+        raise SystemExit(f"--compare-app {spec!r}: expected LABEL=PATH to an app.py")
+    return label, app
+
+
+def compile_app_modules(roots: list[Path]) -> bool:
     """Write the ``.pyc`` files of the app's own modules, as the first start of a normal Python does; False if
     there was nothing to do. Where ``PYTHONDONTWRITEBYTECODE`` is set (this sandbox sets it), every server
     start would otherwise compile evalcore/ and ui/ from source (~0.1 s of the warm start) — a cost no
@@ -274,9 +306,11 @@ def compile_app_modules() -> bool:
 
     if not sys.flags.dont_write_bytecode:
         return False
-    for folder in ("evalcore", "ui"):
-        compileall.compile_dir(str(ROOT / folder), quiet=1)
-    compileall.compile_file(str(ROOT / "app.py"), quiet=1)
+    for root in roots:
+        for folder in ("evalcore", "ui", "pages", "views"):
+            if (root / folder).is_dir():
+                compileall.compile_dir(str(root / folder), quiet=1)
+        compileall.compile_file(str(root / "app.py"), quiet=1)
     return True
 
 
@@ -305,7 +339,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-skip", default="", metavar="KINDS",
                         help="on-disk cache kinds the servers neither read nor write (TIEBREAK_CACHE_SKIP), "
                              "e.g. intervals")
+    parser.add_argument("--compare-app", action="append", default=[], metavar="LABEL=PATH",
+                        help="also measure another checkout's app.py (repeatable), e.g. before=/tmp/before/app.py")
     args = parser.parse_args(argv)
+    apps = [("dashboard", DASHBOARD_APP)] + [_labelled(spec) for spec in args.compare_app]
     if args.cache_skip:
         os.environ["TIEBREAK_CACHE_SKIP"] = args.cache_skip  # inherited by every server
     if not Path(CHROMIUM).exists():
@@ -322,15 +359,22 @@ def main(argv: list[str] | None = None) -> int:
         dirs.append(args.large_dir)
     log_dir = ROOT / "bench" / "out"
     log_dir.mkdir(parents=True, exist_ok=True)
-    compiled = compile_app_modules()
+    compiled = compile_app_modules([app.parent for _, app in apps])
     load_before = os.getloadavg()
     calibration_before = cpu_calibration()
-    results = [measure(d, args.repeats, args.starts, log_dir, args.pause, args.pause_starts) for d in dirs]
-    for result, data_dir in zip(results, dirs):
-        result["script_first"], result["script_rerun"] = script_times(data_dir)
+    results = []
+    for data_dir in dirs:
+        for label, app in apps:  # each version with its own on-disk cache folder, as its earlier starts left it
+            env = dict(os.environ, TIEBREAK_CACHE=str(log_dir / f"cache-{label}"))
+            result = measure(data_dir, args.repeats, args.starts, log_dir, args.pause, args.pause_starts, app=app,
+                             label=label, env=env)
+            result["script_first"], result["script_rerun"] = script_times(data_dir, app)
+            results.append(result)
+    floor = None
     if not args.no_floor:
         floor = measure(dirs[0], args.repeats, args.starts, log_dir, args.pause, args.pause_starts, app=FLOOR_APP,
-                        setting="full", precisions=floor_precisions(), name="Streamlit floor (`bench/floor_app.py`)")
+                        setting="full", precisions=floor_precisions(), name="Streamlit floor (`bench/floor_app.py`)",
+                        label="floor")
         floor["script_first"] = floor["script_rerun"] = float("nan")
         results.append(floor)
     print("| data | per-query rows | start → health (s) | start → Leaderboard rendered, returning browser: "
@@ -348,7 +392,17 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['returning']:.2f} ({every('returning_all')}) | {r['first']:.2f} ({every('first_all')}) | "
               f"{r['running']:.2f} | {r['cold']:.2f} / {r['cold_max']:.2f} | {r['paused']:.2f} / {r['paused_max']:.2f} | "
               f"{r['warm']:.2f} / {r['warm_max']:.2f} | {python_only} |")
+    if floor is not None:
+        print("\nRatios to the Streamlit floor of this run (targets: first visit ≤ 1.25×, a change ≤ 1.5×):\n")
+        print("| app | start → rendered, returning | start → rendered, first visit | open on a running server | "
+              "change, first visit, no pause | change, first visit after a pause | change, cached |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for r in results[:-1]:
+            cells = [r[key] / floor[key] for key in ("returning", "first", "running", "cold", "paused", "warm")]
+            print(f"| {r['name']} | " + " | ".join(f"{c:.2f}×" for c in cells) + " |")
     for r in results:
+        def every(key):
+            return ", ".join(f"{t:.2f}" for t in r[key])
         print(f"\nFirst-visit changes, {r['name']} (s): no pause {every('cold_all')}; after a pause {every('paused_all')}")
     load = os.getloadavg()
     print(f"\nMachine: {os.cpu_count()} CPUs, load average {load_before[0]:.1f} / {load_before[1]:.1f} / "
@@ -363,8 +417,8 @@ def main(argv: list[str] | None = None) -> int:
           "servers (the server draws the default view once while the browser loads, ui/warm_start.py). "
           "Returning browser = one browser context kept across restarts on one port (its HTTP cache holds "
           "Streamlit's immutable scripts); first visit = a new context with an empty cache. Control change = Enter in the opened Precision list → URL updated and script idle (opening "
-          "and typing untimed). First visit = a precision not yet shown by this server (its store query runs "
-          "unless the idle-time prefetch already ran it); cached = revisits "
+          "and typing untimed). First visit = a precision not yet shown by this server (its store query runs); "
+          "cached = revisits "
           f"(st.cache_data). {results[0]['n_changes']} changes per dir without pause. Python only = the app script timed "
           "in-process with streamlit.testing (store load + queries + element building, in a process that has "
           "already imported streamlit); the rest of each browser figure is server start-up, websocket and "
