@@ -26,3 +26,8 @@ class InputError(ValueError):
         text = where + self.message
         # the CLI prints one line: no line break or control character from a path or a value
         return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class OutputError(InputError):
+    """An output could not be written (a full disk, an unwritable or missing folder, an output that is an
+    input...): reported by the CLI like bad input, as one line ``<path>: cannot write ...`` and exit code 2."""

@@ -24,6 +24,7 @@ import gzip
 import json
 import math
 import os
+import sys
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalcore import arrow_np
-from evalcore.errors import InputError
+from evalcore.errors import InputError, OutputError
 from evalcore.id_keys import string_hashes
 
 RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64())])
@@ -194,18 +195,128 @@ class _Lines:
     numbers: LineNumbers
 
 
+# ----------------------------------------------------------------------------- what one input may cost
+#
+# A text input is read whole (then split with vectorised kernels): measured on this code, a TREC run costs
+# about 6x its size in memory at the peak and every line about 40 bytes more, so a small file that inflates
+# (a 3 MB .gz of 3 GB of blank lines) or never ends (/dev/zero) must be stopped while it is read, not after.
+# Each limit is an environment variable (a whole number; 0 = no limit); parquet inputs are streamed and not
+# limited by these.
+
+@dataclass(frozen=True)
+class InputLimit:
+    """One bound on a text input: its environment variable, default, unit and name."""
+
+    variable: str
+    default: int
+    unit: str
+    name: str
+
+    def value(self) -> int | None:
+        """The limit in force (None = no limit); a malformed setting is an InputError."""
+        text = os.environ.get(self.variable, "").strip().replace("_", "")
+        if not text:
+            return self.default
+        if not text.isascii() or not text.isdigit():
+            raise InputError(f"{self.variable} must be a whole number of {self.unit} (0 = no limit), got {text!r}")
+        return int(text) or None
+
+    def exceeded(self, limit: int, path: Path, line: int | None = None) -> InputError:
+        return InputError(f"more than {limit:,} {self.unit} ({self.name}; raise {self.variable} to read it, "
+                          "0 = no limit)", path, line)
+
+
+INPUT_BYTES = InputLimit("TIEBREAK_MAX_INPUT_BYTES", 1 << 30, "bytes after decompression", "the input size limit")
+INPUT_LINES = InputLimit("TIEBREAK_MAX_INPUT_LINES", 50_000_000, "lines", "the line count limit")
+LINE_BYTES = InputLimit("TIEBREAK_MAX_LINE_BYTES", 64 << 20, "bytes in one line", "the line length limit")
+BLANK_LINES = InputLimit("TIEBREAK_MAX_BLANK_LINES", 10_000, "blank lines in a row", "the blank-line limit")
+INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES)
+_READ_BLOCK = 4 << 20  # bytes read at a time; at most LINE_BYTES' smallest sensible value
+
+
 def _read_bytes(path: Path) -> bytes:
+    """A whole text file (gunzipped for .gz), read block by block and stopped at the first block past a
+    limit: total size, line count, a line without end, a run of empty lines (the cheap checks that stop a
+    decompression bomb or /dev/zero early; :func:`_read_lines` checks line lengths and blank runs exactly)."""
+    max_bytes, max_lines, max_line = INPUT_BYTES.value(), INPUT_LINES.value(), LINE_BYTES.value()
+    max_blank = BLANK_LINES.value()
+    # max_blank + 2 line ends in a row: the first may end a non-blank line, the others end blank ones
+    blank_runs = [] if max_blank is None else [b"\n" * (max_blank + 2), b"\r\n" * (max_blank + 2)]
+    blocks: list[bytes] = []
+    size = lines = open_line = 0  # open_line: bytes of the line not ended yet
     try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rb") as handle:
-                return handle.read()
-        return path.read_bytes()
+        with (gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")) as handle:
+            while block := handle.read(_READ_BLOCK):
+                size += len(block)
+                if max_bytes is not None and size > max_bytes:
+                    raise INPUT_BYTES.exceeded(max_bytes, path)
+                ends = block.count(b"\n")
+                if max_lines is not None and lines + ends > max_lines:
+                    raise INPUT_LINES.exceeded(max_lines, path, max_lines + 1)
+                for run in blank_runs:
+                    start = block.find(run)
+                    if start >= 0:  # the run's first blank line (the first line end may close the line before)
+                        first = lines + block.count(b"\n", 0, start) + (1 if start == 0 and open_line == 0 else 2)
+                        raise BLANK_LINES.exceeded(max_blank, path, first)
+                open_line = open_line + len(block) if ends == 0 else len(block) - block.rfind(b"\n") - 1
+                if max_line is not None and open_line > max_line:
+                    raise LINE_BYTES.exceeded(max_line, path, lines + ends + 1)
+                lines += ends
+                blocks.append(block)
     except FileNotFoundError:
         raise InputError("file not found", path) from None
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", path) from None
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+def load_json_file(path: str | Path) -> object:
+    """One JSON document (a result file), within the input size limit, as Python objects. Every problem is
+    an InputError naming the file: missing, unreadable, too big, not UTF-8 JSON (with line and column), or
+    nested deeper than Python's parser goes (json raises RecursionError there, which is no ValueError)."""
+    path = Path(path)
+    max_bytes = INPUT_BYTES.value()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise InputError("file not found", path) from None
+    except IsADirectoryError:
+        raise InputError("expected a file, found a directory", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise INPUT_BYTES.exceeded(max_bytes, path)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise InputError("expected a JSON document, found one nested too deep to parse (more than about "
+                         f"{sys.getrecursionlimit():,} levels)", path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"expected a JSON document ({exc.msg} at column {exc.colno})", path, exc.lineno) from None
+    except ValueError as exc:  # not UTF-8 (json.loads of bytes detects the encoding)
+        raise InputError(f"expected a JSON document in UTF-8 ({_one_line(exc)})", path) from None
+
+
+def _check_line_limits(data: bytes, offsets: np.ndarray, non_blank: np.ndarray | None, path: Path) -> None:
+    """The exact checks on a file already split into lines: the longest line, the longest run of blank
+    lines (both cheap on the arrays :func:`_read_lines` has computed anyway)."""
+    max_line, max_blank = LINE_BYTES.value(), BLANK_LINES.value()
+    if max_line is not None and len(offsets) > 1:
+        lengths = np.diff(offsets)
+        longest = int(np.argmax(lengths))
+        if lengths[longest] > max_line + 1:  # + 1: the line's own end
+            raise LINE_BYTES.exceeded(max_line, path, longest + 1)
+    if max_blank is not None and non_blank is not None and len(non_blank) > max_blank:
+        blank = ~non_blank
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], blank.view(np.int8), [0]))))
+        starts, stops = edges[0::2], edges[1::2]
+        too_long = np.flatnonzero(stops - starts > max_blank)
+        if len(too_long):
+            first = int(starts[too_long[0]]) + 1
+            raise BLANK_LINES.exceeded(max_blank, path, first)
 
 
 def _undecodable_line(data: bytes, start: int) -> tuple[int, str]:
@@ -239,7 +350,9 @@ def _read_lines(path: Path) -> _Lines:
     trimmed = pc.ascii_trim_whitespace(raw)
     non_blank = pc.greater(pc.binary_length(trimmed), 0)
     if pc.all(non_blank).as_py() is not False:
+        _check_line_limits(data, offsets, None, path)
         return _Lines(trimmed, LineNumbers(1))
+    _check_line_limits(data, offsets, np.asarray(arrow_np.to_numpy(non_blank), dtype=bool), path)
     kept = np.flatnonzero(arrow_np.to_numpy(non_blank))
     return _Lines(trimmed.take(arrow_np.from_numpy(kept)), LineNumbers(0, kept + 1))
 
@@ -995,11 +1108,19 @@ def _stream_regrouped_parquet(path: Path, picked: dict[str, str], maxp: bool, ch
                               check_duplicates: bool) -> Iterator[pa.Table]:
     """An ungrouped parquet run, grouped out of core: DuckDB sorts it (queries in first-seen order, rows in
     file order) into a temporary parquet file under a memory limit, spilling to disk; that copy, which
-    carries each row's original line, is then streamed like a grouped file and deleted afterwards."""
+    carries each row's original line, is then streamed like a grouped file and deleted afterwards. A copy
+    that cannot be written (TMPDIR full, missing or unwritable) is one OutputError naming TMPDIR."""
     import duckdb
     import pyarrow.parquet as pq
 
-    with tempfile.TemporaryDirectory(prefix="evalcore-regroup-") as workdir:
+    from evalcore.outputs import writing
+
+    temporary_root = tempfile.gettempdir()
+    what = f"the temporary copy that groups {path.name} by query (set TMPDIR to a folder with room for it)"
+    with writing(temporary_root, what):
+        workdir_handle = tempfile.TemporaryDirectory(prefix="evalcore-regroup-")
+        workdir = workdir_handle.name
+    with workdir_handle:
         copy = Path(workdir) / "grouped.parquet"
         connection = duckdb.connect(config={"memory_limit": _REGROUP_MEMORY_LIMIT, "temp_directory": workdir,
                                             "preserve_insertion_order": False})
@@ -1011,12 +1132,17 @@ def _stream_regrouped_parquet(path: Path, picked: dict[str, str], maxp: bool, ch
             SELECT run.q AS {qid}, run.d AS {docid}, run.s AS {score}, run.r + 1 AS {_quoted(_LINE_COLUMN)}
             FROM run JOIN first_seen USING (q) ORDER BY first_seen.f, run.r"""
         try:
-            reader = connection.sql(sql, params={"path": str(path)}).to_arrow_reader(1 << 18)
-            with pq.ParquetWriter(copy, reader.schema) as writer:
-                for batch in reader:
-                    writer.write_batch(batch)
+            with writing(temporary_root, what, duckdb_errors=False):  # pyarrow's copy: an OSError is TMPDIR's
+                reader = connection.sql(sql, params={"path": str(path)}).to_arrow_reader(1 << 18)
+                with pq.ParquetWriter(copy, reader.schema) as writer:
+                    for batch in reader:
+                        writer.write_batch(batch)
         except duckdb.Error as exc:
-            raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
+            text = _one_line(exc)
+            if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)) and (
+                    workdir in text or "space" in text.lower() or "write" in text.lower()):  # spilling failed
+                raise OutputError(f"cannot write {what}: {text}", temporary_root) from None
+            raise InputError(f"corrupt parquet file: expected readable column data ({text})", path) from None
         finally:
             connection.close()
         yield from _stream_parquet_file(path, copy, pq.ParquetFile(copy), picked, maxp, chunk_rows, check_duplicates,
@@ -1099,28 +1225,43 @@ def validate_qrels(table_or_df, source: str = "<qrels table>") -> pa.Table:
 # ----------------------------------------------------------------------------- writers
 
 @contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
+def atomic_path(path: str | Path, what: str = "file") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path`` atomically.
 
     On any exception (KeyboardInterrupt included) the temporary file is removed and ``path`` is left
-    untouched. The temporary name ends in ``.tmp`` so globs like ``*.parquet`` never see it.
+    untouched. The temporary name ends in ``.tmp`` so globs like ``*.parquet`` never see it. A symlink is
+    written through (its target is replaced, the link stays); a special file (a FIFO, ``/dev/stdout``) is
+    written into from a temporary file in TMPDIR, never replaced; an I/O failure (full disk, unwritable
+    folder...) is an :class:`~evalcore.errors.OutputError` naming ``path`` (see :mod:`evalcore.outputs`).
     """
+    from evalcore import outputs
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    temporary = Path(temporary_name)
-    try:
-        yield temporary
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        with open(temporary, "rb") as written:
-            os.fsync(written.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    with outputs.writing(path, what):
+        target = outputs.write_target(path)
+        if target.special:
+            handle, temporary_name = tempfile.mkstemp(prefix="evalcore-output-", suffix=".tmp")
+        else:
+            target.file.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary_name = tempfile.mkstemp(prefix=f".{target.file.name[:200]}.", suffix=".tmp",
+                                                      dir=target.file.parent)
+        os.close(handle)
+        temporary = Path(temporary_name)
+        try:
+            yield temporary
+            if target.special:
+                outputs.copy_into(temporary, target)
+                temporary.unlink()
+                return
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
+            with open(temporary, "rb") as written:
+                os.fsync(written.fileno())
+            os.replace(temporary, target.file)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
 
 
 def _as_arrow(table_or_df) -> pa.Table:
@@ -1131,12 +1272,13 @@ def _as_arrow(table_or_df) -> pa.Table:
     return pa.Table.from_pandas(table_or_df, preserve_index=False)
 
 
-def write_parquet_atomic(table_or_df, path: str | Path) -> None:
-    """Write a pyarrow Table or pandas DataFrame to parquet via a temp file and rename."""
+def write_parquet_atomic(table_or_df, path: str | Path, what: str = "file") -> None:
+    """Write a pyarrow Table or pandas DataFrame to parquet via a temp file and rename (see
+    :func:`atomic_path`; ``what`` names the output in an error: ``cannot write WHAT: REASON``)."""
     import pyarrow.parquet as pq
 
     table = _as_arrow(table_or_df)
-    with atomic_path(path) as temporary:
+    with atomic_path(path, what) as temporary:
         pq.write_table(table, temporary)
 
 
@@ -1182,47 +1324,60 @@ def write_run(table, path: str | Path, *, fmt: str | None = None) -> None:
     """Write a run (``qid, docid, score`` [+ ``tag``]) atomically; format from ``fmt`` or extension.
 
     TREC text gets ``qid Q0 docid rank score tag`` lines in input order, rank by descending score.
-    Scores are written with the shortest text that reads back to the same float64.
+    Scores are written with the shortest text that reads back to the same float64. A ``.gz`` name
+    (``run.trec.gz``, ``run.jsonl.gz``) is gzip-compressed text, read back by :func:`read_run`; parquet
+    compresses inside, so ``.parquet.gz`` is refused.
     """
     path = Path(path)
-    fmt = fmt.lower() if fmt else _EXTENSION_FORMATS.get(path.suffix.lower(), "trec")
+    compressed = path.suffix.lower() == ".gz"
+    fmt = fmt.lower() if fmt else _EXTENSION_FORMATS.get(_strip_gz(path).suffix.lower(), "trec")
     fmt = _FORMAT_ALIASES.get(fmt, fmt)
     if fmt not in FORMATS:
         raise ValueError(f"unknown run format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if compressed and fmt == "parquet":
+        raise ValueError("parquet compresses inside its file and no reader opens a gzipped one: name it "
+                         ".parquet, not .parquet.gz")
     source = _as_arrow(table)
     run = _run_for_writing(source, path)
     if fmt == "parquet":
-        write_parquet_atomic(run, path)
+        write_parquet_atomic(run, path, "run")
         return
-    with atomic_path(path) as temporary:
+    with atomic_path(path, "run") as temporary:
         if fmt == "trec":
             tags = source["tag"].combine_chunks().cast(pa.string()) if "tag" in source.column_names else None
-            _write_lines(_trec_text(run, tags, path), temporary)
+            _write_lines(_trec_text(run, tags, path), temporary, compressed)
         elif fmt in ("csv", "tsv"):
             import pyarrow.csv as pacsv
 
-            pacsv.write_csv(run, temporary, pacsv.WriteOptions(delimiter="," if fmt == "csv" else "\t"))
+            options = pacsv.WriteOptions(delimiter="," if fmt == "csv" else "\t")
+            if compressed:
+                with pa.CompressedOutputStream(str(temporary), "gzip") as sink:
+                    pacsv.write_csv(run, sink, options)
+            else:
+                pacsv.write_csv(run, temporary, options)
         else:
-            _write_jsonl(run, temporary)
+            _write_jsonl(run, temporary, compressed)
 
 
 _WRITE_BLOCK_ROWS = 1 << 20
 
 
-def _write_lines(lines: pa.Array, path: Path) -> None:
-    with open(path, "wb") as handle:
+def _write_lines(lines: pa.Array, path: Path, compressed: bool = False) -> None:
+    with open(path, "wb") as raw, (gzip.GzipFile("", "wb", 6, raw, mtime=0) if compressed else raw) as handle:
         for start in range(0, len(lines), _WRITE_BLOCK_ROWS):
             block = lines.slice(start, _WRITE_BLOCK_ROWS)
             handle.write(_concatenated_values(pc.binary_join_element_wise(block, "", "\n")))
 
 
-def _write_jsonl(run: pa.Table, path: Path) -> None:
+def _write_jsonl(run: pa.Table, path: Path, compressed: bool = False) -> None:
     import duckdb
 
     connection = duckdb.connect()
     try:
         connection.register("run_rows", run)
-        target = str(path).replace("'", "''")
-        connection.execute(f"COPY (SELECT qid, docid, score FROM run_rows) TO '{target}' (FORMAT JSON)")
+        target = str(path).replace("'", "''")  # COPY takes no parameter for its file; the name is ours (mkstemp)
+        compression = "gzip" if compressed else "none"
+        connection.execute(f"COPY (SELECT qid, docid, score FROM run_rows) TO '{target}' "
+                           f"(FORMAT JSON, COMPRESSION {compression})")
     finally:
         connection.close()

@@ -241,6 +241,67 @@ def _core(table: "pa.Table", columns: list[str], rows: np.ndarray | None) -> "pa
 
 # ----------------------------------------------------------------------------------------------- paths
 
+_SPARK_OUTPUT_NAMES = re.compile(r"^(part-.*|_SUCCESS|_committed_.*|_started_.*|\..*\.crc|by_(system|task)=.*)$")
+
+
+def check_spark_inputs(run_glob: str | Sequence[str], qrels_path: str | Sequence[str],
+                       per_query_out: str | None = None) -> None:
+    """Checks made before a Spark session starts, so that a mistake is one line instead of a JVM stack trace
+    and an overwrite never deletes what it should not:
+
+    - every local run file the glob names (files inside a named folder too) is parquet: Spark reads runs
+      as parquet only (a TREC text run is refused, with what to do instead);
+    - ``per_query_out``, which Spark overwrites as a whole folder, is not a file, holds no input, and is
+      either absent, empty or a previous per-query output (``part-*`` files, ``by_system=``/``by_task=``
+      folders, ``_SUCCESS``): any other folder, a home directory say, is refused rather than emptied.
+
+    Paths with a scheme (``s3a://``, ``hdfs://``) are left to Spark.
+    """
+    import glob as globbing
+    from pathlib import Path
+
+    from evalcore import formats
+    from evalcore.errors import InputError, OutputError
+
+    def local_files(patterns: str | Sequence[str]) -> list[Path]:
+        found: list[Path] = []
+        for pattern in [patterns] if isinstance(patterns, str) else patterns:
+            if "://" in str(pattern):
+                continue
+            for match in sorted(globbing.glob(str(pattern))) or []:
+                match = Path(match)
+                if match.is_dir():
+                    found += [p for p in sorted(match.rglob("*")) if p.is_file()
+                              and not p.name.startswith((".", "_"))]
+                elif match.is_file():
+                    found.append(match)
+        return found
+
+    runs = local_files(run_glob)
+    for path in runs:
+        head = formats._first_bytes(path, 4)
+        if not head.startswith(b"PAR1"):
+            raise InputError(f"--engine spark reads parquet runs only, and this is {formats.detect_run_format(path)}"
+                             " text: evaluate it without --engine spark, or convert it to parquet first", path)
+    if per_query_out is None or "://" in str(per_query_out):
+        return
+    out = Path(per_query_out)
+    if out.exists() and not out.is_dir():
+        raise OutputError("cannot write per-query folder: --engine spark writes a folder, found a file", out)
+    if not out.is_dir():
+        return
+    resolved = out.resolve()
+    for source in runs + local_files(qrels_path):
+        if resolved == source.resolve() or resolved in source.resolve().parents:
+            raise OutputError(f"the per-query folder holds the input {source}: Spark empties the folder before "
+                              "writing; choose another folder", out)
+    foreign = [p for p in out.iterdir() if not _SPARK_OUTPUT_NAMES.match(p.name)]
+    if foreign:
+        raise OutputError(f"cannot write per-query folder: Spark empties it before writing, and it holds "
+                          f"{foreign[0].name!r}, which no per-query output writes; choose an empty or new folder",
+                          out)
+
+
 def read_run_parquet(spark: "SparkSession", run_glob: str | Sequence[str]) -> "DataFrame":
     """Run parquet file(s) (globs, directories, any Hadoop-compatible path) with canonical ``qid, docid,
     score`` (the column aliases :mod:`evalcore.formats` accepts), the label columns it has, and ``pos``:

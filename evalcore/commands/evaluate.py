@@ -32,9 +32,16 @@ def run(args: argparse.Namespace) -> int:
     from evalcore.commands._options import metrics_option, tie_policy_option
     from evalcore.engine import evaluate_table, summary_rows
     from evalcore.errors import InputError
+    from evalcore.outputs import check_output
 
     metrics = metrics_option(args.metrics)
     policy = tie_policy_option(args.tie_policy)
+    if args.engine == "spark":
+        from evalcore.spark import check_spark_inputs
+
+        check_spark_inputs(args.run, args.qrels, args.per_query)
+    else:
+        check_output(args.per_query, [args.run, args.qrels], "--per-query file")
     if args.engine == "spark":
         from evalcore.spark import evaluate_spark_paths
 
@@ -63,10 +70,23 @@ def run(args: argparse.Namespace) -> int:
         from evalcore import arrow_np
 
         tie_policy = arrow_np.strings([str(policy)]).take(arrow_np.indices(np.zeros(per_query.num_rows)))
-        write_parquet_atomic(per_query.append_column("tie_policy", tie_policy), args.per_query)
-    print_summary(summary_rows(per_query), args.format, header=f"tie policy: {policy}   queries: "
-                  f"{per_query.num_rows // len(metrics)}")
+        write_parquet_atomic(per_query.append_column("tie_policy", tie_policy), args.per_query, "per-query values")
+    with summary_stream(args.per_query):
+        print_summary(summary_rows(per_query), args.format, header=f"tie policy: {policy}   queries: "
+                      f"{per_query.num_rows // len(metrics)}")
     return 0
+
+
+def summary_stream(per_query_out: str | None):
+    """Where the summary goes: stdout, unless the per-query data went there (then stderr, not into the data)."""
+    import contextlib
+    import sys
+
+    from evalcore.outputs import is_standard_output
+
+    if is_standard_output(per_query_out):
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()
 
 
 def print_summary(rows: list[dict], fmt: str, header: str = "") -> None:

@@ -7,20 +7,18 @@ import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from evalcore.commands._imports import add_common_arguments
+
     parser.add_argument("path", help="R2MED results folder (results/{base retriever,reranker,gar}/...) or its parent")
-    parser.add_argument("--out", default="data/published", help="output folder (default data/published)")
-    parser.add_argument("--source", default=None,
-                        help="source label stored with every row (default r2med-paper@62b7074)")
+    add_common_arguments(parser, "r2med-paper@62b7074")
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from evalcore import importers
+    from evalcore.commands._imports import write_import
 
     task_scores, systems = importers.read_r2med_results(args.path, source=args.source or importers.R2MED_SOURCE)
-    out = Path(args.out)
-    importers.write_compact_parquet_files({out / "r2med_paper_task_scores.parquet": task_scores,
-                                           out / "r2med_paper_systems.parquet": systems})
+    out = write_import({"r2med_paper_task_scores.parquet": task_scores, "r2med_paper_systems.parquet": systems},
+                       args, len(task_scores), "R2MED paper results in this folder")
     print(f"import-r2med: {len(task_scores)} task_scores rows ({len(systems)} pipelines) → {out}")
     return 0

@@ -74,12 +74,14 @@ def _refuse_duplicates(store, args: argparse.Namespace, metrics: list[str], inst
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     import uuid
 
     from evalcore.commands._options import metrics_option, tie_policy_option
     from evalcore.engine import evaluate
     from evalcore.errors import InputError
     from evalcore.importers import write_compact_parquet
+    from evalcore.outputs import check_output_folder, writing
     from evalcore.store import Store
 
     for name in ("system", "benchmark", "task", "precision"):
@@ -87,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--{name} must not be empty")
     metrics = [str(m) for m in metrics_option(args.metrics)]
     args.tie_policy = str(tie_policy_option(args.tie_policy))  # stored canonical: DOCID-DESC is docid-desc
+    check_output_folder(args.data or os.environ.get("TIEBREAK_DATA") or "data", "data folder")
     store = Store(args.data)
     instruction = YES_NO[args.instruction]
     _refuse_duplicates(store, args, metrics, instruction)
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
        "expected", "min", "max", "tie_policy", "n_candidates", "tied_at_cutoff", "source"]]
     name = "_".join(_slug(v) for v in (args.benchmark, args.task, args.system, args.setting, args.precision))
     out = Path(store.data_dir) / "ingested" / f"{name}_{uuid.uuid4().hex[:8]}.parquet"
-    with ingest_lock(out.parent):
+    with writing(out, "ingested results"), ingest_lock(out.parent):
         store.reload()  # what landed while this run was evaluated
         _refuse_duplicates(store, args, metrics, instruction)
         write_compact_parquet(frame, out)

@@ -24,17 +24,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--out", required=True,
-        help="output run, written atomically; format from its extension, else the input's format",
+        help="output run, written atomically; format from its extension, else the input's format; "
+             "a .gz name (run.trec.gz) is gzip-compressed",
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     import ml_dtypes
     import numpy as np
 
     from evalcore import formats, precision
     from evalcore.errors import InputError
+    from evalcore.outputs import check_output, is_standard_output
 
+    check_output(args.out, [args.run], "--out run")
     try:
         input_format = formats.detect_run_format(args.run)
         table = formats.read_run(args.run, fmt=input_format)
@@ -60,11 +65,12 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # unwritable path, ids TREC text cannot hold
         raise InputError(f"cannot write run: {getattr(exc, 'strerror', None) or exc}", args.out) from exc
     mode = "HPS" if args.hps else "no HPS"
-    print(f"wrote {simulated.num_rows} rows to {args.out} ({args.to}, scoring={args.scoring}, {mode})")
+    print(f"wrote {simulated.num_rows} rows to {args.out} ({args.to}, scoring={args.scoring}, {mode})",
+          file=sys.stderr if is_standard_output(args.out) else sys.stdout)
     return 0
 
 
 def _output_format(formats: ModuleType, out: str, input_format: str) -> str:
     """The format --out's extension names (so run.parquet is parquet), else the input's format family."""
-    by_extension = formats._EXTENSION_FORMATS.get(Path(out).suffix.lower())
+    by_extension = formats._EXTENSION_FORMATS.get(formats._strip_gz(Path(out)).suffix.lower())
     return by_extension or input_format

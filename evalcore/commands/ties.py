@@ -21,10 +21,13 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from evalcore import formats, precision
+    from evalcore.commands.evaluate import summary_stream
     from evalcore.errors import InputError
+    from evalcore.outputs import check_output
 
     if args.k < 1:
         raise InputError(f"--k must be a positive integer, got {args.k}")
+    check_output(args.per_query, [args.run], "--per-query file")
     try:
         run_table = formats.read_run(args.run)
     except OSError as exc:  # missing / unreadable file: bad input, not a crash
@@ -32,18 +35,19 @@ def run(args: argparse.Namespace) -> int:
     per_query = precision.tie_stats(run_table, k=args.k)
     summary = {"run": str(args.run), **precision.summarize_ties(per_query)}
     if args.per_query:
-        formats.write_parquet_atomic(per_query, args.per_query)
+        formats.write_parquet_atomic(per_query, args.per_query, "per-query tie statistics")
 
-    if args.format == "json":
-        print(json.dumps(summary, indent=2))
-    elif args.format == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(summary)
-        writer.writerow(summary.values())
-    else:
-        width = max(len(key) for key in summary)
-        for key, value in summary.items():
-            print(f"{key:<{width}}  {_format_value(value)}")
+    with summary_stream(args.per_query):
+        if args.format == "json":
+            print(json.dumps(summary, indent=2))
+        elif args.format == "csv":
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(summary)
+            writer.writerow(summary.values())
+        else:
+            width = max(len(key) for key in summary)
+            for key, value in summary.items():
+                print(f"{key:<{width}}  {_format_value(value)}")
     return 0
 
 
