@@ -3,7 +3,12 @@
 atomically; existing files are never rewritten). Refuses a (system, condition, task, metric) that the data
 directory already holds, so task means never double count: checked before the evaluation (to fail fast) and
 again under an exclusive lock of the ``<data>/ingested/`` folder right before the write, so two ingests of
-the same results started together cannot both land."""
+the same results started together cannot both land.
+
+The lock is waited for at most ``TIEBREAK_LOCK_TIMEOUT`` seconds (default 120): an ingest stopped (Ctrl-Z,
+SIGSTOP) or hung while holding it would otherwise make every later ingest wait forever. The holder records
+its pid, host, start time and command in ``<data>/ingested/.ingest-lock.json`` (hidden: no reader sees it),
+and the one-line error of a timed-out ingest names it."""
 from __future__ import annotations
 
 import argparse
@@ -39,25 +44,126 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")[:60] or "x"
 
 
+LOCK_INFO = ".ingest-lock.json"
+LOCK_TIMEOUT_VARIABLE = "TIEBREAK_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT = 120.0
+
+
 @contextlib.contextmanager
-def ingest_lock(folder: Path) -> Iterator[None]:
+def ingest_lock(folder: Path, timeout: float | None = None) -> Iterator[None]:
     """Exclusive ``flock`` on the ``folder`` directory itself (created as needed) for the block: other ingests
-    into the same data dir wait, and no lock file is left in it. Where ``fcntl`` is missing (Windows) the
-    block runs unlocked."""
+    into the same data dir wait, at most ``timeout`` seconds (default ``$TIEBREAK_LOCK_TIMEOUT`` or 120), then
+    fail with a one-line InputError naming the holder (from :data:`LOCK_INFO`, which the holder writes
+    beside the data and removes on release; a killed holder's lock is released by the kernel and its stale
+    record is overwritten). Where ``fcntl`` is missing (Windows) the block runs unlocked."""
     import os
+    import time
 
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
+    timeout = _lock_timeout() if timeout is None else timeout
     folder.mkdir(parents=True, exist_ok=True)
     handle = os.open(folder, os.O_RDONLY)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise _lock_timed_out(folder, timeout) from None
+                time.sleep(0.05)
+        record = _write_lock_info(folder)
+        try:
+            yield
+        finally:
+            _remove_lock_info(folder, record)
     finally:
         os.close(handle)  # releases the lock
+
+
+def _lock_timeout() -> float:
+    import math
+    import os
+
+    from evalcore.errors import InputError
+
+    text = os.environ.get(LOCK_TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise InputError(f"{LOCK_TIMEOUT_VARIABLE} must be a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def _write_lock_info(folder: Path) -> dict:
+    """Who holds the lock, written atomically (a reader never sees half a record)."""
+    import json
+    import os
+    import socket
+    import sys
+    import time
+
+    from evalcore.formats import atomic_path
+
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
+              "command": " ".join(["evalcore", *sys.argv[1:]])[:500]}
+    with atomic_path(folder / LOCK_INFO, "lock record") as temporary:
+        temporary.write_text(json.dumps(record))
+    return record
+
+
+def _remove_lock_info(folder: Path, record: dict) -> None:
+    """Remove the lock record if it is still ours (another holder may have replaced a stale one)."""
+    import json
+
+    path = folder / LOCK_INFO
+    try:
+        if json.loads(path.read_text()) == record:
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def _lock_timed_out(folder: Path, timeout: float):
+    """The one-line error of an ingest that waited ``timeout`` seconds: who holds the lock and what to do."""
+    import json
+    import socket
+    import time
+
+    from evalcore.errors import InputError
+
+    try:
+        record = json.loads((folder / LOCK_INFO).read_text())
+        holder = f"pid {int(record['pid'])} on {record['host']}"
+        age = f" for {time.time() - float(record['since']):.0f} s"
+        command = f" ({record['command']})" if record.get("command") else ""
+        if record["host"] == socket.gethostname():
+            holder += _process_state(int(record["pid"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        holder, age, command = "another process (its lock record is missing or unreadable)", "", ""
+    return InputError(f"gave up after {timeout:g} s waiting for the ingest lock, held{age} by {holder}{command}: "
+                      f"resume or end that process, or wait longer with {LOCK_TIMEOUT_VARIABLE}=SECONDS", folder)
+
+
+def _process_state(pid: int) -> str:
+    """' (stopped)' / ' (not running)' for a process on this host, '' when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return " (not running)"
+    except (OSError, IndexError):
+        return ""
+    return " (stopped)" if state in ("T", "t") else ""
 
 
 def _refuse_duplicates(store, args: argparse.Namespace, metrics: list[str], instruction: bool) -> None:
