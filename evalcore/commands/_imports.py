@@ -15,6 +15,16 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_source: str) -
                              "in --out with empty files)")
 
 
+def warner(command: str):
+    """The importers' ``warn``: one ``evalcore COMMAND: warning: ...`` line on stderr per value left out."""
+    import sys
+
+    def warn(message: str) -> None:
+        print(f"evalcore {command}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+    return warn
+
+
 def write_import(frames: dict[str, "object"], args: argparse.Namespace, n_rows: int, what: str) -> Path:
     """Write ``{file name: frame}`` into ``args.out`` as one import (all files or none). Refused with one line
     when the import found no rows (unless ``--allow-empty``), when ``--out`` is a file, or when a file it would

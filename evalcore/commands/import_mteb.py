@@ -14,9 +14,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evalcore import importers
-    from evalcore.commands._imports import write_import
+    from evalcore.commands._imports import warner, write_import
 
-    task_scores, systems = importers.read_mteb_results(args.path, source=args.source or importers.MTEB_SOURCE)
+    task_scores, systems = importers.read_mteb_results(args.path, source=args.source or importers.MTEB_SOURCE,
+                                                       warn=warner("import-mteb"))
     out = write_import({"mteb_task_scores.parquet": task_scores, "mteb_systems.parquet": systems}, args,
                        len(task_scores), "RAR-b or R2MED task results in this MTEB results folder")
     n_models = task_scores["system"].nunique()

@@ -15,9 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evalcore import importers
-    from evalcore.commands._imports import write_import
+    from evalcore.commands._imports import warner, write_import
 
-    task_scores, systems = importers.read_r2med_results(args.path, source=args.source or importers.R2MED_SOURCE)
+    task_scores, systems = importers.read_r2med_results(args.path, source=args.source or importers.R2MED_SOURCE,
+                                                        warn=warner("import-r2med"))
     out = write_import({"r2med_paper_task_scores.parquet": task_scores, "r2med_paper_systems.parquet": systems},
                        args, len(task_scores), "R2MED paper results in this folder")
     print(f"import-r2med: {len(task_scores)} task_scores rows ({len(systems)} pipelines) → {out}")
