@@ -12,14 +12,13 @@ MAX_SYSTEMS = 4
 
 
 def render() -> None:
-    hints.intro("Compare", "Put two to four systems side by side: their score on every task, the individual "
-                "queries where they differ (and whether a tie decided it), and a paired randomization test of "
-                "whether the difference is more than query-sampling noise.")
-    view = sidebar.view()
-    if not hints.has_results_to_show(view):
+    view = hints.page_top("Compare", (
+        "Put two to four systems side by side: their score on every task, the individual queries where they "
+        "differ (and whether a tie decided it), and a paired randomization test of whether the difference is more "
+        "than query-sampling noise."))
+    if view is None:
         return
-    st.caption(hints.describe_condition(view))
-    hints.filter_note(view)
+    hints.condition_line(view)
     board = data.leaderboard(view.data, view.cond, systems=view.systems, bootstrap=0)
     candidates = board.ranked["system"].tolist() + board.incomplete["system"].tolist()
     if len(candidates) < 2:

@@ -4,18 +4,17 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from ui import charts, data, hints, sidebar, tables
+from ui import charts, data, hints, tables
 
 
 def render() -> None:
-    hints.intro("Instructions", "RAR-b asks whether retrievers can follow an instruction prefixed to the query. "
-                "This page shows the gap **with − without** instruction for each system and task (blue: the "
-                "instruction helps, red: it hurts) and the same gap in G.")
-    view = sidebar.view()
-    if not hints.has_results_to_show(view):
+    view = hints.page_top("Instructions", (
+        "RAR-b asks whether retrievers can follow an instruction prefixed to the query. This page shows the gap "
+        "**with − without** instruction for each system and task (blue: the instruction helps, red: it hurts) and "
+        "the same gap in G."))
+    if view is None:
         return
-    st.caption(hints.describe_condition(view, skip=("instruction",)) + " (the instruction control does not apply here)")
-    hints.filter_note(view)
+    hints.condition_line(view, skip=("instruction",), note=" (the instruction control does not apply here)")
     gap = data.instruction_gap(view.data, view.cond, systems=view.systems)
     if gap.per_task.empty:
         hints.explain_missing(

@@ -15,16 +15,15 @@ PARETO_LABELS = 8
 
 
 def render() -> None:
-    hints.intro("Leaderboard", "Systems ranked by **G**, the geometric mean of task scores (RAR-b's aggregate). "
-                "Tied scores make a run's rank order ambiguous, so each G comes with the range it could take "
-                "**[G_min, G_max]** over every ordering of tied documents, and — where per-query results exist — "
-                "a 95% bootstrap interval and the ranks it allows.")
-    view = sidebar.view()
-    if not hints.has_results_to_show(view):
+    view = hints.page_top("Leaderboard", (
+        "Systems ranked by **G**, the geometric mean of task scores (RAR-b's aggregate). Tied scores make a run's "
+        "rank order ambiguous, so each G comes with the range it could take **[G_min, G_max]** over every "
+        "ordering of tied documents, and — where per-query results exist — a 95% bootstrap interval and the "
+        "ranks it allows."))
+    if view is None:
         return
     board = data.leaderboard(view.data, view.cond, systems=view.systems)
-    st.caption(hints.describe_condition(view))
-    hints.filter_note(view)
+    hints.condition_line(view)
     if board.ranked.empty and board.incomplete.empty:
         hints.explain_missing(
             "No results for this combination.",

@@ -11,11 +11,11 @@ from ui import charts, data, hints, sidebar, state, tables
 
 
 def render() -> None:
-    hints.intro("MCR vs full", "RAR-b evaluates each task two ways: **full retrieval** over the whole corpus and "
-                "**multiple-choice retrieval (MCR)** among a handful of candidates. Each dot is one system on one "
-                "task; dots above the diagonal do better at choosing than at finding.")
-    view = sidebar.view()
-    if not hints.has_results_to_show(view):
+    view = hints.page_top("MCR vs full", (
+        "RAR-b evaluates each task two ways: **full retrieval** over the whole corpus and **multiple-choice "
+        "retrieval (MCR)** among a handful of candidates. Each dot is one system on one task; dots above the "
+        "diagonal do better at choosing than at finding."))
+    if view is None:
         return
     conditions = view.conditions()
     mcr_metrics = sidebar.options_for(conditions, "metric", benchmark=view.cond.benchmark, setting="mcr")
@@ -38,9 +38,8 @@ def render() -> None:
                               where=left, help="p@1 is RAR-b's MCR accuracy.")
     task = state.select("mcr_task", "Task", ["all"] + view.tasks, "all", where=right, always=False,
                         format_func=lambda t: "all tasks" if t == "all" else t)
-    st.caption(hints.describe_condition(view, skip=("setting", "metric"))
-               + f" · {sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric} · MCR: {mcr_metric}")
-    hints.filter_note(view)
+    hints.condition_line(view, skip=("setting", "metric"), note=(
+        f" · {sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric} · MCR: {mcr_metric}"))
     gap = data.mcr_vs_full(view.data, replace(view.cond, metric=full_metric), systems=view.systems,
                            mcr_metric=mcr_metric, full_setting=full_setting)
     per_task = gap.per_task if task == "all" else gap.per_task[gap.per_task["task"] == task]

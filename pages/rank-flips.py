@@ -12,17 +12,16 @@ PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"))
 
 
 def render() -> None:
-    hints.intro("Rank flips", "Two conditions, same systems, same tasks: if the leaderboard order changes when "
-                "only the numeric precision changes, the ranking was decided by rounding and tie-breaking rather "
-                "than by the models. Kendall τ summarises agreement (1 = same order); overlapping [G_min, G_max] "
-                "intervals mark pairs that ties alone cannot separate.")
-    view = sidebar.view()
-    if not hints.has_results_to_show(view):
+    view = hints.page_top("Rank flips", (
+        "Two conditions, same systems, same tasks: if the leaderboard order changes when only the numeric "
+        "precision changes, the ranking was decided by rounding and tie-breaking rather than by the models. "
+        "Kendall τ summarises agreement (1 = same order); overlapping [G_min, G_max] intervals mark pairs that "
+        "ties alone cannot separate."))
+    if view is None:
         return
     precisions = sidebar.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
                                      setting=view.cond.setting, metric=view.cond.metric)
-    st.caption(hints.describe_condition(view, skip=("precision",)) + " (the precision control does not apply here)")
-    hints.filter_note(view)
+    hints.condition_line(view, skip=("precision",), note=" (the precision control does not apply here)")
     if len(precisions) < 2:
         hints.explain_missing(
             f"Only one precision ({', '.join(precisions) or 'none'}) has results for this benchmark and metric.",

@@ -14,16 +14,14 @@ PRECISION_ORDER = ["fp32", "fp16", "fp16+hps", "bf16", "bf16+hps", "int8", "bina
 
 
 def render() -> None:
-    hints.intro("Ties & precision", "Low precision (BF16, FP16) rounds many documents to the same score, and a "
-                "tie-oblivious evaluator then breaks those ties by document id — so part of the reported number is "
-                "luck. Per system and precision: the reported (oblivious) score, the tie-aware expected score, the "
-                "range [min, max] over tie orderings, the bias, and how often a tie straddles the cutoff; plus what "
-                "High-Precision Scoring (HPS) recovers.")
-    view = sidebar.view()
-    if not hints.has_results_to_show(view):
+    view = hints.page_top("Ties & precision", (
+        "Low precision (BF16, FP16) rounds many documents to the same score, and a tie-oblivious evaluator then "
+        "breaks those ties by document id — so part of the reported number is luck. Per system and precision: the "
+        "reported (oblivious) score, the tie-aware expected score, the range [min, max] over tie orderings, the "
+        "bias, and how often a tie straddles the cutoff; plus what High-Precision Scoring (HPS) recovers."))
+    if view is None:
         return
-    st.caption(hints.describe_condition(view, skip=("precision",)) + " · every precision")
-    hints.filter_note(view)
+    hints.condition_line(view, skip=("precision",), note=" · every precision")
     _tie_summary(view)
     st.divider()
     _what_if(view)

@@ -9,12 +9,26 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
+from ui import sidebar
 from ui.sidebar import SETTING_LABELS, View
 
 
-def intro(title: str, explanation: str) -> None:
+def page_top(title: str, explanation: str) -> View | None:
+    """The top of every view: its title and one-paragraph explanation, then the shared sidebar. Returns what
+    the sidebar selected, or None (after saying why) when there is nothing to show: no data folder, no
+    results, or every system filtered out."""
     st.title(title)
     st.markdown(explanation)
+    view = sidebar.view()
+    return view if has_results_to_show(view) else None
+
+
+def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None:
+    """The caption naming the shown condition (fields in ``skip`` left out, ``note`` appended) and, when the
+    sidebar filters systems, what they keep."""
+    st.caption(describe_condition(view, skip) + note)
+    if view.filter_summary:
+        st.caption(view.filter_summary + " Clear the filters in the sidebar to see every system.")
 
 
 def safe_text(text: str) -> str:
@@ -33,11 +47,6 @@ def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
              "metric": cond.metric, "instruction": instr[cond.instruction], "precision": cond.precision,
              "tie_policy": f"ties: {cond.tie_policy}"}
     return " · ".join(text for name, text in parts.items() if name not in skip)
-
-
-def filter_note(view: View) -> None:
-    if view.filter_summary:
-        st.caption(view.filter_summary + " Clear the filters in the sidebar to see every system.")
 
 
 def has_results_to_show(view: View) -> bool:
