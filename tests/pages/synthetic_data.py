@@ -1,4 +1,4 @@
-"""A synthetic data dir in the DESIGN.md data contract, for dashboard tests and the dashboard benchmark.
+"""A synthetic data dir in the data contract (docs/CONTRACTS.md), for dashboard tests and the dashboard benchmark.
 
 ``write_small(dir)``: two benchmarks — ``rar-b`` with per-query data (6 systems × 4 tasks × 3 precisions ×
 2 instruction states × 2 settings; one system misses a task, one scores 0 on a task) and ``r2med`` with
