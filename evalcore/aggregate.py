@@ -1,6 +1,6 @@
 """Aggregation across queries, tasks and systems: pure functions on numpy arrays / DataFrames.
 
-Definitions (DESIGN.md § Definitions):
+Definitions (docs/DESIGN.md § Definitions):
 - task score = mean over queries; G = (Π x_t)^(1/n) over tasks (a zero task makes G zero; NaN propagates);
   G_min / G_max / G_expected = G of the task mins / maxes / expected values (G is monotone).
 - Each benchmark is ranked by its own official aggregate (:func:`official_aggregate`): RAR-b by G (its

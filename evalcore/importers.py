@@ -1,4 +1,4 @@
-"""Readers for published result files → ``task_scores`` and ``systems`` tables (DESIGN.md § Data contract).
+"""Readers for published result files → ``task_scores`` and ``systems`` tables (docs/CONTRACTS.md § Data contract).
 
 MTEB results tree (``results/<org__model>/<revision>/<Task>.json`` + ``model_meta.json``):
 - Both JSON layouts are read: mteb ≥ 1.11 (``scores: {split: [{hf_subset, ndcg_at_10, ...}]}``) and the

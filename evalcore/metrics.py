@@ -8,7 +8,7 @@ place a name becomes canonical, for the engine, the CLI and the store alike. Acc
 ``accuracy`` (= ``p@1``, the RAR-b multiple-choice setting). A name without ``@k`` means the whole
 ranked list.
 
-Definitions (DESIGN.md; gains linear in the grade, ``relevant`` = grade >= 1):
+Definitions (docs/DESIGN.md; gains linear in the grade, ``relevant`` = grade >= 1):
 
 - ``ndcg@k``  DCG@k / IDCG@k with DCG = sum_p gain_p / log2(p + 1); IDCG from the qrels (trec_eval).
 - ``mrr@k``   reciprocal rank of the first relevant document if it is ranked <= k, else 0.

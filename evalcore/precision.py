@@ -13,7 +13,7 @@ Rounded values are returned as ``float32`` arrays holding exactly the low-precis
 to runs are ``float64`` holding exactly those ``float32`` values, so ties compare exactly as stored.
 
 Tie statistics (per query: tie groups, largest group, share of the top k in a tie, ties straddling the
-cutoff) follow the tie-group definition of DESIGN.md (McSherry & Najork, ECIR 2008).
+cutoff) follow the tie-group definition of docs/DESIGN.md (McSherry & Najork, ECIR 2008).
 """
 from __future__ import annotations
 
