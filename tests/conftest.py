@@ -5,6 +5,8 @@ from hypothesis import HealthCheck, settings
 settings.register_profile(
     "tiebreak", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True,
 )
+# mutation runs (docs/testing.md): fewer examples where a test does not set its own count
+settings.register_profile("mutation", parent=settings.get_profile("tiebreak"), max_examples=20)
 settings.load_profile("tiebreak")
 
 

@@ -119,3 +119,21 @@ def test_the_reference_values_tell_the_metrics_apart(reference):
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             assert not np.allclose(columns[a], columns[b]), (a, b)
+
+
+def test_parse_metrics_keeps_parsed_metrics_and_the_largest_cutoff_is_accepted():
+    from evalcore.metrics import MAX_CUTOFF, Metric, parse_metrics
+
+    assert parse_metrics([Metric("ap", 5), "AP@5", "ndcg_cut.10"]) == [Metric("ap", 5), Metric("ndcg", 10)]
+    assert parse_metric(f"recall@{MAX_CUTOFF}") == Metric("recall", MAX_CUTOFF)
+    with pytest.raises(ValueError, match="cutoff k from 1"):
+        parse_metric(f"recall@{MAX_CUTOFF + 1}")
+
+
+def test_messages_say_what_was_expected():
+    from evalcore.metrics import parse_metrics
+
+    with pytest.raises(ValueError, match=r"^metric must be a string, got int$"):
+        parse_metric(10)
+    with pytest.raises(ValueError, match=r"^no metric given: expected e\.g\. ndcg@10,mrr@10,recall@100$"):
+        parse_metrics([])
