@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore import importers
+from evalcore import importers, sources
 from evalcore.cli import main
 from evalcore.errors import InputError
 from evalcore.store import Condition, Store
@@ -22,9 +22,18 @@ from needs import require_source
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "store"
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = sources.sources_root()
 PUBLISHED = ROOT / "data" / "published"
-needs_shared = pytest.mark.skipif(not (SHARED / "mteb-results").is_dir(), reason="../shared/data not present")
+
+
+@pytest.fixture
+def shared_sources() -> None:
+    """The upstream MTEB and R2MED sources (skip with the fetch command locally, fail in CI)."""
+    for name in (sources.MTEB_RESULTS, sources.R2MED_PAPER):
+        require_source(name)
+
+
+needs_shared = pytest.mark.usefixtures("shared_sources")
 
 
 # -- MTEB layouts (fixtures) ----------------------------------------------------------------------------
