@@ -199,7 +199,15 @@ def load_task(data_dir: Path, name: str, limit_queries: int | None = None) -> Ta
     missing_columns = {"instructions", "queries", "documents", "labels"} - set(frame.columns)
     if missing_columns:
         raise ValueError(f"{path}: missing column(s) {sorted(missing_columns)}")
-    candidates = [list(ast.literal_eval(cell)) for cell in frame["documents"]]
+    candidates = []
+    for row, cell in enumerate(frame["documents"]):
+        try:
+            parsed = ast.literal_eval(cell)
+        except (ValueError, SyntaxError):
+            parsed = None
+        if not isinstance(parsed, (list, tuple)) or not parsed:
+            raise ValueError(f"{path} row {row}: 'documents' must be a non-empty Python list literal, got {cell[:60]!r}")
+        candidates.append(list(parsed))
     pool_index: dict[str, int] = {}
     for texts in candidates:
         for text in texts:
@@ -858,7 +866,11 @@ def main(argv: list[str] | None = None) -> int:
     written: set[str] = set()
     for task_name in args.tasks:
         t0 = time.perf_counter()
-        task = load_task(args.data, task_name, args.limit_queries)
+        try:
+            task = load_task(args.data, task_name, args.limit_queries)
+        except (OSError, ValueError, SyntaxError) as exc:  # a missing or malformed CSV: one line, no traceback
+            print(f"make_real_runs: error: {exc}", file=sys.stderr)
+            return 2
         path = task_metrics_path(args.out, task_name)
         done = set() if args.recompute or args.encode_only else done_conditions(path, len(task.qids))
         print(f"[{task_name}] {len(task.qids)} queries, pool {len(task.pool_texts)}", file=sys.stderr)
