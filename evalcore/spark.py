@@ -137,13 +137,12 @@ def evaluate_spark(
 
     bucket = F.pmod(F.xxhash64(*[F.col(c) for c in shared_labels], F.col("qid")), F.lit(n_buckets))
     run = run_df.select(
-        *run_labels, _as_id(run_df, "qid"), _as_id(run_df, "docid"),
+        *run_labels, _as_id(run_df, "qid", "run"), _as_id(run_df, "docid", "run"),
         F.col("score").cast("double").alias("score"),
         *[F.col(c).alias(name) for c, name in zip(order_by, order_names)],
     ).withColumn(_BUCKET, bucket)
-    qrels = qrels_df.select(
-        *shared_labels, _as_id(qrels_df, "qid"), _as_id(qrels_df, "docid"),
-        F.col("relevance").cast("long").alias("relevance"),
+    qrels = qrels_df.select(  # relevance as stored: the engine checks grades (a cast here truncated 1.5 to 1)
+        *shared_labels, _as_id(qrels_df, "qid", "qrels"), _as_id(qrels_df, "docid", "qrels"), F.col("relevance"),
     ).withColumn(_BUCKET, bucket)
 
     every_run = None  # None: the runs present in each bucket
@@ -155,14 +154,25 @@ def evaluate_spark(
     return run.groupBy(_BUCKET).cogroup(qrels.groupBy(_BUCKET)).applyInArrow(evaluate_bucket, schema)
 
 
-def _as_id(df: "DataFrame", column: str):
-    """An id column as text the way ``evalcore.formats`` reads it (integral floats 1.0 -> "1")."""
+_FLOAT_ID_LIMIT = 2.0**53
+
+
+def _as_id(df: "DataFrame", column: str, what: str = "run"):
+    """An id column as text the way ``evalcore.formats`` reads it (integral floats 1.0 -> "1"; a float id of
+    magnitude 2^53 or more, NaN or infinite is an InputError, as in ``formats``: float64 cannot keep such
+    ids apart, and the cast to long overflowed or merged them)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import DoubleType, FloatType
 
     col = F.col(column)
     if isinstance(df.schema[column].dataType, (DoubleType, FloatType)):
-        return F.when(col == F.floor(col), col.cast("long").cast("string")).otherwise(col.cast("string")).alias(column)
+        refused = F.isnan(col) | (F.abs(col) >= F.lit(_FLOAT_ID_LIMIT))  # inf >= 2^53 too
+        text = F.when(col == F.floor(col), col.cast("long").cast("string")).otherwise(col.cast("string"))
+        message = F.concat(F.lit(f"{_ERROR_MARK}{what}: expected {column}s stored as text or integers: "),
+                           col.cast("string"),
+                           F.lit(" is a float beyond 2^53 (or not finite), where float64 no longer tells "
+                                 "neighbouring integers apart"))
+        return F.when(refused, F.raise_error(message)).otherwise(text).alias(column)
     return col.cast("string").alias(column)
 
 
@@ -388,20 +398,24 @@ def evaluate_spark_paths(
     """Evaluate parquet run file(s) against parquet qrels on Spark; return :func:`evalcore.summarize`'s table
     (per metric and, for multi-run inputs, per label combination).
 
-    ``per_query_out``: a directory to write per-query rows to as parquet (overwritten). With the
+    ``per_query_out``: a directory to write per-query rows to as parquet (overwritten; refused when it holds an
+    input or files a per-query output does not write, see :func:`check_spark_inputs`). With the
     ``query_metrics`` labels (columns of the run, or constants in ``labels``: system, benchmark, task,
     setting, instruction, precision, source) the files are ``query_metrics`` files that
     :class:`evalcore.store.Store` and the dashboard read as they are; when ``system``/``task`` are known the
     directory is partitioned ``by_system=<s>/by_task=<t>/`` (the files keep both columns). Without labels
     the columns are those of ``evaluate --per-query``.
     """
-    from pyspark.errors import AnalysisException, PySparkException
-    from pyspark.sql import functions as F
-
     from evalcore.errors import InputError
 
     policy = str(parse_tie_policy(tie_policy))
     parsed = [str(m) for m in parse_metrics(metrics)]
+    check_spark_inputs(run_glob, qrels_path, per_query_out)  # before a session starts: one line, nothing emptied
+    try:
+        from pyspark.errors import AnalysisException, PySparkException
+        from pyspark.sql import functions as F
+    except ImportError:
+        raise InputError("--engine spark needs pyspark: pip install -r requirements-spark.txt") from None
     own_session = spark is None
     spark = spark or spark_session(master, conf=spark_conf)
     try:
@@ -463,9 +477,14 @@ def _summary(per_query: "DataFrame", metrics: list[str]) -> pd.DataFrame:
     return rows[group + ["n_queries", "oblivious", "expected", "min", "max", "range", "bias", "tied_share"]]
 
 
+_ERROR_MARK = "evalcore.errors.InputError: "  # what a Spark SQL raise_error says, to be read as an InputError
+
+
 def _input_error_message(text: str) -> str | None:
-    """The message of an ``InputError`` raised inside a Spark task, if that is what failed."""
-    found = re.search(r"evalcore\.errors\.InputError: (.*)", text)
+    """The message of an ``InputError`` raised inside a Spark task (by the engine, or by ``raise_error`` with
+    :data:`_ERROR_MARK`), if that is what failed."""
+    found = re.search(re.escape(_ERROR_MARK) + r"(.*)", text)
     if not found:
         return None
-    return re.sub(r"^(run|qrels) row \d+: ", r"\1: ", found.group(1).strip())  # row numbers of a bucket, not a file
+    message = re.sub(r"\s*SQLSTATE: \w+\s*$", "", found.group(1).strip())  # raise_error's suffix
+    return re.sub(r"^<?(run|qrels)(?: table>)?(?: row \d+|:\d+)?: ", r"\1: ", message)  # bucket rows, not file lines

@@ -36,11 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     metrics = metrics_option(args.metrics)
     policy = tie_policy_option(args.tie_policy)
-    if args.engine == "spark":
-        from evalcore.spark import check_spark_inputs
-
-        check_spark_inputs(args.run, args.qrels, args.per_query)
-    else:
+    if args.engine == "local":  # evaluate_spark_paths checks its folder before Spark starts
         check_output(args.per_query, [args.run, args.qrels], "--per-query file")
     if args.engine == "spark":
         from evalcore.spark import evaluate_spark_paths
