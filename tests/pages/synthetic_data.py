@@ -118,11 +118,12 @@ def write_large(root: Path, n_rows: int = 10_000_000, seed: int = 11) -> Path:
                 for task in tasks:
                     base = np.clip(rng.normal(skill, 0.2, n_queries), 0, 1)
                     width = rng.uniform(0, 0.05, n_queries) * (precision == "bf16")
+                    lo, hi = np.clip(base - width / 2, 0, 1), np.clip(base + width / 2, 0, 1)
                     blocks.append(pd.DataFrame({
                         "system": f"sys-{s:03d}", "benchmark": "big", "task": task, "setting": "full",
                         "instruction": instruction, "precision": precision, "qid": qids, "metric": "ndcg@10",
-                        "oblivious": base, "expected": base + width / 4, "min": base - width / 2,
-                        "max": base + width / 2, "tie_policy": "docid-desc", "n_candidates": 100,
+                        "oblivious": base, "expected": np.clip(base + width / 4, lo, hi), "min": lo,
+                        "max": hi, "tie_policy": "docid-desc", "n_candidates": 100,
                         "tied_at_cutoff": width > 0, "source": "synthetic",
                     }))
         pd.concat(blocks, ignore_index=True).to_parquet(root / f"query_metrics_sys{s:03d}.parquet", index=False)
