@@ -475,7 +475,154 @@ def test_qids_only_in_the_run_or_only_in_the_qrels(tmp_path):
     assert not out.exists()
 
 
-# -- 4. the same through a real process: exit status, one stderr line, bounded memory -----------------
+# -- 4. issue 16: values no reader may misread, outputs that must not harm anything ---------------------
+UNICODE_SPACES = ["\u00a0", "\u2007", "\u2009", "\u200a", "\u3000", "\u202f", "\u1680"]
+
+
+@FUZZ
+@given(data=run_and_qrels(), run_fmt=st.sampled_from(["trec", "tsv", "csv"]),
+       qrels_fmt=st.sampled_from(["trec", "beir", "csv"]), spaces=st.data())
+def test_unicode_spaces_around_ids_match_in_every_text_format(tmp_path_factory, data, run_fmt, qrels_fmt, spaces):
+    """Ids padded with Unicode spaces (NBSP...) in TREC, TSV or CSV evaluate like the bare ids (pytrec_eval's
+    values on the bare rows): NBSP was trimmed in CSV but kept in TREC, so the same id did not match."""
+    run, qrels = data
+
+    def padded(rows):
+        out = []
+        for q, d, value in rows:
+            left, right = (spaces.draw(st.sampled_from(["", *UNICODE_SPACES])) for _ in range(2))
+            out.append((left + q + right, spaces.draw(st.sampled_from(["", *UNICODE_SPACES])) + d, value))
+        return out
+
+    work = tmp_path_factory.mktemp("spaces")
+    plain = {"eol": "\n", "bom": False, "sep": " ", "blank_every": 0, "trailing": "", "score_style": 0,
+             "final_eol": True}
+    run_path, _ = write_run_file(work, padded(run), run_fmt, plain)
+    qrels_path, _ = write_qrels_file(work, padded(qrels), qrels_fmt, plain)
+    out = work / "pq.parquet"
+    code, _, stderr = call_cli(["evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--metrics", METRICS,
+                                "--per-query", str(out)])
+    assert code == 0, stderr
+    reference = reference_values(run, qrels)
+    per_query = pq.read_table(out).to_pandas()
+    assert set(per_query["qid"]) == set(reference)
+    for row in per_query.itertuples():
+        assert row.oblivious == pytest.approx(reference[row.qid][TREC_NAMES[row.metric]], abs=1e-12), row
+
+
+HOSTILE_VALUES = {
+    "float qid 1e20": ("run", {"qid": pa.array([1e20, 2e20]), "docid": ["a", "a"], "score": [1.0, 1.0]}),
+    "float qid nan": ("run", {"qid": pa.array([1.0, float("nan")]), "docid": ["a", "a"], "score": [1.0, 1.0]}),
+    "list qid": ("run", {"qid": [["q"], ["r"]], "docid": ["a", "a"], "score": [1.0, 1.0]}),
+    "grade 1e30": ("qrels", {"qid": ["q0"], "docid": ["d0"], "relevance": [1e30]}),
+    "grade 9.3e18": ("qrels", {"qid": ["q0"], "docid": ["d0"], "relevance": [9.3e18]}),
+    "grade 1e19": ("qrels", {"qid": ["q0"], "docid": ["d0"], "relevance": [1e19]}),
+    "grade 2^64-1": ("qrels", {"qid": ["q0"], "docid": ["d0"], "relevance": pa.array([2**64 - 1], pa.uint64())}),
+}
+
+
+@pytest.mark.parametrize("case, fmt, command", [
+    (case, fmt, command) for case in sorted(HOSTILE_VALUES) for fmt in ("parquet", "jsonl")
+    for command in ("evaluate", "ingest", "simulate", "ties")
+    if not (command in ("simulate", "ties") and HOSTILE_VALUES[case][0] == "qrels")  # they read no qrels
+    # JSON lines cannot say these: NaN is no JSON, 2^64-1 reads as the float 1.8e19 (the 1e19 case)
+    and not (fmt == "jsonl" and case in ("float qid nan", "grade 2^64-1"))])
+def test_values_beyond_what_ids_and_grades_hold_are_one_line_in_every_command(tmp_path, case, fmt, command):
+    """They crashed in Arrow's casts (1e30, 2^64-1, a list qid) or merged queries silently (1e20 and 2e20)."""
+    which, columns = HOSTILE_VALUES[case]
+    hostile = tmp_path / f"{which}.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(pa.table(columns), hostile)
+    else:
+        rows = pa.table(columns).to_pylist()
+        hostile.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    run = hostile if which == "run" else write_run_file(tmp_path, [("q0", "d0", 1.0)], "trec", {
+        "eol": "\n", "bom": False, "sep": " ", "blank_every": 0, "trailing": "", "score_style": 0,
+        "final_eol": True})[0]
+    qrels = hostile if which == "qrels" else tmp_path / "qrels.txt"
+    if which == "run":
+        qrels.write_text("q0 0 d0 1\n")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    argv = {
+        "evaluate": ["evaluate", "--run", str(run), "--qrels", str(qrels), "--per-query", str(out_dir / "pq.parquet")],
+        "ingest": ["ingest", "--run", str(run), "--qrels", str(qrels), "--system", "s", "--benchmark", "b", "--task",
+                   "t", "--setting", "full", "--instruction", "no", "--precision", "fp32", "--data", str(out_dir)],
+        "simulate": ["simulate", "--run", str(run), "--to", "bf16", "--out", str(out_dir / "sim.parquet")],
+        "ties": ["ties", "--run", str(run), "--per-query", str(out_dir / "ties.parquet")],
+    }[command]
+    before = listing(tmp_path)
+    code, _, stderr = call_cli(argv)
+    match = assert_input_error(code, stderr, [hostile])
+    assert "expected" in match["what"]
+    assert listing(tmp_path) == before
+
+
+OUTPUT_KINDS = ["the run", "a symlink to the run", "a hard link to the run", "a symlink to a new file", "a fifo",
+                "a directory", "a path under a file", "a 300-character name", "/dev/full"]
+
+
+@FUZZ
+@given(data=run_and_qrels(), kind=st.sampled_from(OUTPUT_KINDS),
+       command=st.sampled_from(["evaluate", "ties", "simulate"]), run_fmt=st.sampled_from(RUN_FORMATS))
+def test_an_output_never_changes_an_input_nor_replaces_a_link_or_special_file(
+        tmp_path_factory, data, kind, command, run_fmt):
+    """Every outcome is the output written where it should be (through a symlink, into a FIFO) or one line
+    naming the output; the inputs are byte-for-byte intact, links stay links, /dev/full stays a device."""
+    import stat
+    import threading
+
+    run, qrels = data
+    work = tmp_path_factory.mktemp("outputs")
+    style = {"eol": "\n", "bom": False, "sep": " ", "blank_every": 0, "trailing": "", "score_style": 0,
+             "final_eol": True}
+    run_path, _ = write_run_file(work, run, run_fmt, style)
+    qrels_path, _ = write_qrels_file(work, qrels, "trec", style)
+    inputs = {p: p.read_bytes() for p in (run_path, qrels_path)}
+    new_target = work / "elsewhere" / "target.out"
+    out = {"the run": run_path, "a symlink to the run": work / "link.out", "a hard link to the run": work / "hard.out",
+           "a symlink to a new file": work / "newlink.out", "a fifo": work / "fifo.out",
+           "a directory": work / "folder.out", "a path under a file": qrels_path / "x.out",
+           "a 300-character name": work / ("n" * 300), "/dev/full": Path("/dev/full")}[kind]
+    received: list[bytes] = []
+    reader = None
+    if kind == "a symlink to the run":
+        out.symlink_to(run_path)
+    elif kind == "a hard link to the run":
+        os.link(run_path, out)
+    elif kind == "a symlink to a new file":
+        new_target.parent.mkdir()
+        out.symlink_to(new_target)
+    elif kind == "a fifo":
+        os.mkfifo(out)
+        reader = threading.Thread(target=lambda: received.append(open(out, "rb").read()), daemon=True)
+        reader.start()
+    elif kind == "a directory":
+        out.mkdir()
+    argv = {"evaluate": ["evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--per-query", str(out)],
+            "ties": ["ties", "--run", str(run_path), "--per-query", str(out)],
+            "simulate": ["simulate", "--run", str(run_path), "--to", "bf16", "--out", str(out)]}[command]
+    code, _, stderr = call_cli(argv)
+    if reader is not None:
+        if code != 0:  # nothing was written: let the reader see an end of file
+            open(out, "wb").close()
+        reader.join(30)
+    assert all(path.read_bytes() == data for path, data in inputs.items()), "an input changed"
+    assert "Traceback" not in stderr
+    if kind in ("the run", "a symlink to the run", "a hard link to the run", "a directory", "a path under a file",
+                "a 300-character name", "/dev/full"):
+        assert_input_error(code, stderr, [out])
+    elif code != 0:  # what was written is refused for its content (a TREC id with a space...): one line
+        assert_input_error(code, stderr, [run_path, out])
+    elif kind == "a symlink to a new file":
+        assert out.is_symlink() and new_target.stat().st_size > 0
+    else:
+        assert stat.S_ISFIFO(os.lstat(out).st_mode) and received and received[0]
+    assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+    assert kind not in ("a symlink to the run", "a symlink to a new file") or out.is_symlink()
+
+
+# -- 5. the same through a real process: exit status, one stderr line, bounded memory -----------------
 def high_water_rss(pid: int) -> int:
     """VmHWM of a live process in bytes (0 once it is gone). ``wait4``'s ru_maxrss is no use here: Linux
     carries the parent's (pytest's) high-water mark across fork + exec into the child's figure."""
