@@ -819,6 +819,8 @@ def record_timings(out_dir: Path, timings: list[dict], run: dict, cache_root: Pa
     partial one (a resumed encoding) adds to them.
     """
     path = out_dir / TIMINGS_FILE
+    if not any(t["stage"] == "score+evaluate" or (t["stage"] == "encode" and t["encoded"]) for t in timings):
+        return  # nothing was computed: leave the file (and its history of runs) alone
     with locked(cache_root / "locks" / f"{TIMINGS_FILE}.lock"):
         stored = json.loads(path.read_text()) if path.exists() else {"entries": []}
         entries = stored["entries"]
