@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 DATA_ENV = "TIEBREAK_DATA"
 CACHE_ENV = disk_cache.CACHE_ENV  # folder of the on-disk caches ("off" disables them)
-_SUMS_CACHE_VERSION = "query-sums-2"  # bump when _QUERY_SUMS_SELECT changes
+_SUMS_CACHE_VERSION = "query-sums-3"  # bump when _QUERY_SUMS_SELECT changes
 _INTERVALS_CACHE_FOLDER = "leaderboard-intervals-2"  # bump when the stored layout changes
 RUNS_DIR = "runs"
 DEFAULT_TIE_POLICY = "docid-desc"
@@ -76,26 +76,21 @@ CREATE OR REPLACE TABLE query_metrics (system VARCHAR, benchmark VARCHAR, task V
   instruction BOOLEAN, precision VARCHAR, qid VARCHAR, metric VARCHAR, oblivious DOUBLE, expected DOUBLE,
   "min" DOUBLE, "max" DOUBLE, tie_policy VARCHAR, n_candidates BIGINT, tied_at_cutoff BOOLEAN, source VARCHAR)
 """
+# per (system, condition, task, metric) of one file: the sums, and what the load checks (aggregates that cost
+# little: a FILTER per row or count(DISTINCT qid) made the scan of 10M rows several times slower)
 _QUERY_SUMS_SELECT = """
        system::VARCHAR AS system, benchmark::VARCHAR AS benchmark, task::VARCHAR AS task,
        setting::VARCHAR AS setting, instruction::BOOLEAN AS instruction, precision::VARCHAR AS precision,
        tie_policy::VARCHAR AS tie_policy, metric::VARCHAR AS metric,
-       count(*) FILTER (WHERE qid IS NOT NULL)::BIGINT AS n_queries,
-       sum(oblivious) FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_oblivious,
-       sum(expected) FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_expected,
-       sum("min") FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_min,
-       sum("max") FILTER (WHERE qid IS NOT NULL)::DOUBLE AS sum_max,
-       sum(tied_at_cutoff::INTEGER) FILTER (WHERE qid IS NOT NULL)::BIGINT AS n_tied, min(source)::VARCHAR AS source,
-       count(DISTINCT qid)::BIGINT AS n_distinct_qids,
-       count(*) FILTER (WHERE qid IS NULL)::BIGINT AS n_null_qids,
-       count(*) FILTER (WHERE oblivious IS NULL OR expected IS NULL OR "min" IS NULL OR "max" IS NULL)::BIGINT
-         AS n_null_values,
-       count(*) FILTER (WHERE NOT (isfinite(oblivious::DOUBLE) AND isfinite(expected::DOUBLE)
-                                   AND isfinite("min"::DOUBLE) AND isfinite("max"::DOUBLE)))::BIGINT AS n_nonfinite,
-       min(least(oblivious, expected, "min", "max"))::DOUBLE AS lowest,
-       max(greatest(oblivious, expected, "min", "max"))::DOUBLE AS highest,
-       count(*) FILTER (WHERE "min" > "max" + 1e-9 OR oblivious < "min" - 1e-9 OR oblivious > "max" + 1e-9
-                              OR expected < "min" - 1e-9 OR expected > "max" + 1e-9)::BIGINT AS n_inconsistent
+       count(*)::BIGINT AS n_queries, sum(oblivious)::DOUBLE AS sum_oblivious,
+       sum(expected)::DOUBLE AS sum_expected, sum("min")::DOUBLE AS sum_min, sum("max")::DOUBLE AS sum_max,
+       sum(tied_at_cutoff::INTEGER)::BIGINT AS n_tied, min(source)::VARCHAR AS source,
+       (count(*) - count(qid))::BIGINT AS n_null_qids, list(hash(qid)) AS qid_hashes,
+       (4 * count(*) - count(oblivious) - count(expected) - count("min") - count("max"))::BIGINT AS n_null_values,
+       least(min(oblivious), min(expected), min("min"), min("max"))::DOUBLE AS lowest,
+       greatest(max(oblivious), max(expected), max("min"), max("max"))::DOUBLE AS highest,
+       least(min("max" - "min"), min(oblivious - "min"), min("max" - oblivious), min(expected - "min"),
+             min("max" - expected))::DOUBLE AS least_gap
 """
 # what the per-file sums keep once checked (the check columns above are only read at load)
 _QUERY_SUMS_COLUMNS = (
@@ -106,6 +101,9 @@ _QUERY_SUMS_COLUMNS = (
 _KEY_NAMES = ("system", "benchmark", "task", "setting", "precision", "tie_policy", "metric")
 _QUERY_SUMS_KEY = "system, benchmark, task, setting, instruction, precision, tie_policy, metric"
 _QUERY_SUMS_SQL = f"SELECT {_QUERY_SUMS_SELECT} FROM read_parquet(?) GROUP BY {_QUERY_SUMS_KEY}"
+# a file with rows without a qid is summed again without them (rare)
+_QUERY_SUMS_NAMED_SQL = (f"SELECT {_QUERY_SUMS_SELECT} FROM read_parquet(?) WHERE qid IS NOT NULL "
+                         f"GROUP BY {_QUERY_SUMS_KEY}")
 # all new files in one scan (DuckDB spreads the files over its threads; one query per file was ~1.5x slower)
 _QUERY_SUMS_BATCH_SQL = f"""
 SELECT {_QUERY_SUMS_SELECT}, filename AS file
@@ -419,7 +417,7 @@ def _query_sums(conn: "duckdb.DuckDBPyConnection", paths: list[Path]) -> dict[Pa
     if not paths:
         return {}
     try:
-        table = conn.sql(_QUERY_SUMS_BATCH_SQL, params=[[str(p) for p in paths]]).to_arrow_table()
+        table = _finish_sums(conn, conn.sql(_QUERY_SUMS_BATCH_SQL, params=[[str(p) for p in paths]]).to_arrow_table())
     except Exception:  # a corrupt file (or one with a 'filename' column): each file on its own below
         table = None
     if table is not None:
@@ -435,10 +433,74 @@ def _query_sums(conn: "duckdb.DuckDBPyConnection", paths: list[Path]) -> dict[Pa
     for path in paths:
         try:
             sums = conn.sql(_QUERY_SUMS_SQL, params=[str(path)]).to_arrow_table()
-            found[path] = sums.append_column("file", pa.array([str(path)] * sums.num_rows, pa.string()))
+            sums = sums.append_column("file", pa.array([str(path)] * sums.num_rows, pa.string()))
+            found[path] = _finish_sums(conn, sums)
         except Exception as exc:
             found[path] = exc
     return found
+
+
+_HASH_SPREAD = np.uint64(0x9E3779B97F4A7C15)  # odd constant spreading group numbers over 64 bits
+
+
+def _finish_sums(conn: "duckdb.DuckDBPyConnection", sums):
+    """Scanned sums (of one or several files, column ``file``) with the ``qid_hashes`` lists replaced by
+    ``n_distinct_qids``, the exact number of distinct qids of each group; the groups of a file holding rows
+    without a qid are summed again without those rows (their number stays in ``n_null_qids``).
+
+    The scan keeps the 64-bit hash of every qid (``count(DISTINCT qid)`` made it 6-10x slower); the hashes of
+    all groups are sorted here at once, each mixed with its group's number: a group whose hashes all differ
+    has distinct qids. Only a group with a repeated hash (a repeated qid, or a 64-bit collision) is counted
+    exactly, by DuckDB, on its file and group.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    key = list(CONDITION_KEY)
+    where = " AND ".join(f"{name}::{'BOOLEAN' if name == 'instruction' else 'VARCHAR'} IS NOT DISTINCT FROM ?"
+                         for name in key)
+    without_qid = pc.greater(sums["n_null_qids"], 0).to_numpy(zero_copy_only=False)
+    if without_qid.any():  # rare: sum those files again without the rows lacking a qid
+        files = sorted(set(pc.filter(sums["file"], pa.array(without_qid)).to_pylist()))
+        kept = sums.filter(pc.invert(pc.is_in(sums["file"], pa.array(files, pa.string()))))
+        parts = [kept]
+        for file in files:
+            named = conn.sql(_QUERY_SUMS_NAMED_SQL, params=[file]).to_arrow_table()
+            missing_qids = conn.sql(
+                f"SELECT {_QUERY_SUMS_KEY}, count(*)::BIGINT AS n FROM read_parquet(?) WHERE qid IS NULL "
+                f"GROUP BY {_QUERY_SUMS_KEY}", params=[file]).df()
+            named = named.append_column("file", pa.array([file] * named.num_rows, pa.string()))
+            # the count of rows without a qid is reported once per file, on its first group
+            counts = np.zeros(named.num_rows, dtype=np.int64)
+            if named.num_rows:
+                counts[0] = int(missing_qids["n"].sum())
+            elif len(missing_qids):  # only rows without a qid: keep one empty group to carry the count
+                named = sums.filter(pc.equal(sums["file"], file)).slice(0, 1)
+                named = named.set_column(named.schema.get_field_index("n_queries"), "n_queries",
+                                         pa.array([0], pa.int64()))
+                counts = np.array([int(missing_qids["n"].sum())], dtype=np.int64)
+            named = named.set_column(named.schema.get_field_index("n_null_qids"), "n_null_qids",
+                                     pa.array(counts, pa.int64()))
+            parts.append(named.cast(kept.schema))
+        sums = pa.concat_tables(parts)
+    hashes = sums["qid_hashes"].combine_chunks()
+    lengths = pc.list_value_length(hashes).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    distinct = lengths.copy()
+    flat = hashes.flatten().to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+    group = np.repeat(np.arange(len(lengths), dtype=np.uint64), lengths)
+    with np.errstate(over="ignore"):
+        mixed = flat + group * _HASH_SPREAD  # wraps: equal values in two groups only cost an exact count
+    ordered = np.sort(mixed)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if repeated.size:
+        rows = sums.select(key + ["file"]).to_pylist()
+        for index in np.unique(group[np.isin(mixed, repeated)]).astype(np.int64):
+            distinct[index] = conn.execute(
+                f"SELECT count(DISTINCT qid) FROM read_parquet(?) WHERE {where}",
+                [rows[index]["file"]] + [rows[index][name] for name in key],
+            ).fetchall()[0][0]
+    position = sums.schema.get_field_index("qid_hashes")
+    return sums.set_column(position, "n_distinct_qids", pa.array(distinct, pa.int64()))
 
 
 def metric_bounded_by_one(metric: str) -> bool:
@@ -494,45 +556,66 @@ def _group_text(row) -> str:
     return f"system {row['system']!r}, task {row['task']!r}, metric {row['metric']!r}"
 
 
-def _check_query_sums(sums: pd.DataFrame) -> tuple[pd.DataFrame, str | None, list[str]]:
-    """Check one file's per-query sums (:data:`_QUERY_SUMS_SELECT`): (the groups to use, why the whole file
-    cannot be used or None, warnings about rows left out).
+@lru_cache(maxsize=256)
+def _bounded(metric: str) -> bool:
+    return metric_bounded_by_one(metric)
+
+
+def _check_query_sums(table) -> tuple[object, str | None, list[str]]:
+    """Check one file's scanned sums (:data:`_QUERY_SUMS_SELECT`, Arrow): (its usable groups as Arrow with the
+    :data:`_QUERY_SUMS_COLUMNS`, why the whole file cannot be used or None, warnings about rows left out).
 
     Rows without a system/benchmark/task/setting/precision/tie-policy/metric name or without a qid are left out
     (a warning). A NULL, NaN, infinite or negative value, a value above 1 for a metric bounded by 1, min > max,
     oblivious or expected outside [min, max], or a qid repeated within one (system, condition, task, metric)
     make the whole file unusable: its task means would be wrong.
     """
-    warnings = []
-    if sums.empty:
-        return sums, None, warnings
-    no_name = sums[list(_KEY_NAMES)].isna().any(axis=1)
+    import pyarrow as pa
+
+    def numbers(name: str) -> np.ndarray:
+        return table[name].to_numpy(zero_copy_only=False).astype(np.float64)  # NULL -> NaN
+
+    warnings: list[str] = []
+    n_without_qid = int(numbers("n_null_qids").sum()) if table.num_rows else 0
+    no_name = np.zeros(table.num_rows, dtype=bool)
+    missing = []
+    for name in _KEY_NAMES:
+        nulls = table[name].is_null().to_numpy(zero_copy_only=False)
+        if nulls.any():
+            missing.append(name)
+            no_name |= nulls
+    n_queries = numbers("n_queries")
     if no_name.any():
-        n_rows = int((sums.loc[no_name, "n_queries"] + sums.loc[no_name, "n_null_qids"]).sum())
-        missing = [name for name in _KEY_NAMES if sums.loc[no_name, name].isna().any()]
-        warnings.append(f"skipped {n_rows} per-query row(s) without a {'/'.join(missing)} name")
-        sums = sums[~no_name]
-    n_without_qid = int(sums["n_null_qids"].sum())
+        warnings.append(f"skipped {int(n_queries[no_name].sum())} per-query row(s) without a "
+                        f"{'/'.join(missing)} name")
     if n_without_qid:
         warnings.append(f"skipped {n_without_qid} per-query row(s) without a qid")
-    checks = [
-        (sums["n_null_values"] > 0, "NULL per-query value"),
-        (sums["n_nonfinite"] > 0, "NaN or infinite per-query value"),
-        (sums["lowest"] < 0, "negative per-query value"),
-        (sums["highest"].gt(1 + 1e-9) & sums["metric"].map(metric_bounded_by_one).astype(bool),
-         "per-query value above 1 for a metric bounded by 1"),
-        (sums["n_inconsistent"] > 0, "min > max, or oblivious/expected outside [min, max]"),
-        (sums["n_distinct_qids"] < sums["n_queries"], "qid repeated"),
-    ]
+    with np.errstate(invalid="ignore"):
+        # a NaN or an infinity anywhere in a group makes one of its sums or extremes not finite (NULL: n_null_values)
+        extremes = np.stack([numbers(c) for c in ("sum_oblivious", "sum_expected", "sum_min", "sum_max", "lowest",
+                                                   "highest")], axis=1)
+        metrics = table["metric"].to_pylist()
+        bounded = np.array([m is not None and _bounded(m) for m in metrics], dtype=bool)
+        checks = [
+            (numbers("n_null_values") > 0, "NULL per-query value"),
+            (~np.isfinite(extremes).all(axis=1), "NaN or infinite per-query value"),
+            (numbers("lowest") < 0, "negative per-query value"),
+            ((numbers("highest") > 1 + 1e-9) & bounded, "per-query value above 1 for a metric bounded by 1"),
+            (numbers("least_gap") < -1e-9, "min > max, or oblivious/expected outside [min, max]"),
+            (numbers("n_distinct_qids") < n_queries, "qid repeated"),
+        ]
     for failed, what in checks:
-        failed = failed.fillna(False).to_numpy(dtype=bool)
+        failed &= ~no_name
         if failed.any():
-            row = sums[failed].iloc[0]
-            detail = (f" ({int(row['n_queries'])} rows for {int(row['n_distinct_qids'])} qids)"
+            index = int(np.flatnonzero(failed)[0])
+            row = {name: table[name][index].as_py() for name in ("system", "task", "metric", "n_queries",
+                                                                  "n_distinct_qids")}
+            detail = (f" ({row['n_queries']} rows for {row['n_distinct_qids']} qids)"
                       if what == "qid repeated" else "")
-            return sums, (f"cannot be used: {what}{detail} for {_group_text(row)}"
-                          f"{f' and {int(failed.sum()) - 1} more' if failed.sum() > 1 else ''}"), warnings
-    return sums[sums["n_queries"] > 0], None, warnings
+            more = f" and {int(failed.sum()) - 1} more" if failed.sum() > 1 else ""
+            return None, f"cannot be used: {what}{detail} for {_group_text(row)}{more}", warnings
+    keep = ~no_name & (n_queries > 0)
+    return table.filter(pa.array(keep)).select(list(_QUERY_SUMS_COLUMNS)), None, warnings
 
 
 _PER_QUERY_KEY_SELECT = (
@@ -589,7 +672,8 @@ class Store:
         self._null_key_files: frozenset[str] = frozenset()  # files some of whose rows lack a name or qid
         self._lock = threading.Lock()  # guards the connection swap
         self._reload_lock = threading.Lock()  # one reload at a time (shares the per-file cache)
-        self._query_sums_cache: dict[tuple[str, int, int, int, int], object] = {}
+        # file version -> (its scanned sums, their _check_query_sums verdict)
+        self._query_sums_cache: dict[tuple[str, int, int, int, int], tuple] = {}
         self._disk_cache = _SumsDiskCache()
         self._conn = None
         self._file_index_free = False
@@ -657,6 +741,7 @@ class Store:
             conn.execute("SET parquet_metadata_cache = true")
         except duckdb.Error:  # pragma: no cover - parquet extension not loadable
             pass
+        conn.execute("SET enable_progress_bar = false")  # a long first scan must not draw on the CLI's stderr
         # query_metrics: per-file sums (validates data pages; cached per file version)
         versions: dict[Path, tuple[str, int, int, int, int] | OSError] = {}
         for path in by_kind["query_metrics"]:
@@ -676,20 +761,23 @@ class Store:
             if not isinstance(table, Exception):
                 self._disk_cache.put(path, versions[path], table)
         new_sums.update(scanned)
-        checked: dict[Path, pd.DataFrame] = {}
+        checked: dict[Path, object] = {}  # path -> its usable sums (Arrow, _QUERY_SUMS_COLUMNS)
         cache, null_key_files = {}, set()
         for path, version in versions.items():
             if isinstance(version, OSError):
                 if not _vanished(path):
                     skipped.append(SkippedFile(str(path), f"unreadable: {_one_line(version)}"))
                 continue
-            table = new_sums[path] if path in new_sums else self._query_sums_cache[version]
+            entry = (new_sums[path], None) if path in new_sums else self._query_sums_cache[version]
+            table, verdict = entry
             if isinstance(table, Exception):
                 if not _vanished(path):  # a file removed since it was listed is simply not there
                     skipped.append(SkippedFile(str(path), f"unreadable query_metrics data: {_one_line(table)}"))
                 continue
-            cache[version] = table
-            sums, problem, file_warnings = _check_query_sums(table.to_pandas())
+            if verdict is None:  # checked once per file version
+                verdict = _check_query_sums(table)
+            cache[version] = (table, verdict)
+            sums, problem, file_warnings = verdict
             if problem is not None:
                 skipped.append(SkippedFile(str(path), problem))
                 continue
@@ -713,9 +801,8 @@ class Store:
                 good_qm_files = [f for f in good_qm_files if f not in gone]
                 checked = {path: sums for path, sums in checked.items() if str(path) not in gone}
         if checked:
-            sums = pd.concat(list(checked.values()), ignore_index=True)
-            sums = pa.Table.from_pandas(sums[list(_QUERY_SUMS_COLUMNS)], preserve_index=False)
-            conn.from_arrow(sums).create("query_task_sums")
+            tables = list(checked.values())
+            conn.from_arrow(pa.concat_tables([t.cast(tables[0].schema) for t in tables])).create("query_task_sums")
         else:
             conn.execute(
                 "CREATE TABLE query_task_sums (system VARCHAR, benchmark VARCHAR, task VARCHAR, setting VARCHAR,"
@@ -747,7 +834,7 @@ class Store:
             self._fingerprint = fingerprint
 
     def _duplicate_query_files(
-        self, conn: "duckdb.DuckDBPyConnection", checked: dict[Path, pd.DataFrame], versions: dict
+        self, conn: "duckdb.DuckDBPyConnection", checked: dict, versions: dict
     ) -> dict[Path, str]:
         """Files whose per-query rows repeat those of an earlier file (path order): {later file: reason}.
 
@@ -756,16 +843,23 @@ class Store:
         earlier file is kept, the later one skipped whole (never counted twice). Only files sharing a group are
         read again, and a pair's answer is cached per file version.
         """
+        import pyarrow as pa
+
         key = list(CONDITION_KEY)
-        owners: dict[tuple, list[Path]] = {}
-        for path, sums in checked.items():
-            for group in sums[key].itertuples(index=False, name=None):
-                owners.setdefault(tuple(None if pd.isna(v) else v for v in group), []).append(path)
-        shared_pairs = sorted({(a, b) for paths in owners.values() if len(paths) > 1
-                               for i, a in enumerate(sorted(paths)) for b in sorted(paths)[i + 1:]})
+        if len(checked) < 2:
+            self._overlap_cache = {}
+            return {}
+        schema = next(iter(checked.values())).select(key + ["file"]).schema
+        groups = pa.concat_tables([t.select(key + ["file"]).cast(schema) for t in checked.values()]).to_pandas()
+        shared = groups[groups.duplicated(key, keep=False)]
+        pairs = set()
+        for _, files in shared.groupby(key, dropna=False, sort=False)["file"]:
+            names = sorted(set(files))
+            pairs.update((a, b) for i, a in enumerate(names) for b in names[i + 1:])
         dropped: dict[Path, str] = {}
         cache = {}
-        for first, second in shared_pairs:
+        for first, second in sorted(pairs):
+            first, second = Path(first), Path(second)
             if first in dropped or second in dropped:
                 continue
             pair_key = (versions[first], versions[second])
