@@ -1151,6 +1151,8 @@ class Store:
         task_list = sorted(table["task"].dropna().unique().tolist()) if tasks is None else _as_list(tasks)
         table = table[table["task"].isin(task_list)]
         ranked, incomplete = _aggregate.leaderboard_frames(table, task_list, ranked_by)
+        if cond.instruction is None and len(incomplete):
+            incomplete["reason"] = self._other_state_reasons(cond, table, incomplete, task_list)
         has_data = table.groupby("system")["has_query_data"].all()
         ranked.insert(
             ranked.columns.get_loc("zero_task") + 1, "has_query_data",
@@ -1192,6 +1194,32 @@ class Store:
             policy_swaps=swaps,
             tie_policy=cond.tie_policy,
         )
+
+    def _other_state_reasons(
+        self, cond: Condition, table: pd.DataFrame, incomplete: pd.DataFrame, tasks: list[str]
+    ) -> list[str]:
+        """``incomplete``'s reasons, each followed by the missing tasks the system has under another instruction
+        state ('any' takes one state per system: with, else without, else unknown)."""
+        from dataclasses import replace
+
+        where, params = self._where(replace(cond, instruction=None), incomplete["system"].tolist(), tasks=tasks)
+        found = self._query(f"SELECT DISTINCT system, task, instruction FROM task_results WHERE {where}", params)
+        state_of = table.groupby("system")["instruction"].first()
+        labels = {True: "with instruction", False: "without instruction", None: "with unknown instruction use"}
+        reasons = []
+        for system, missing, reason in zip(incomplete["system"], incomplete["missing_tasks"], incomplete["reason"]):
+            rows = found[(found["system"] == system) & found["task"].isin(missing)]
+            chosen = _state(state_of, system)
+            elsewhere: dict[str, list[str]] = {}
+            for task, state in zip(rows["task"], rows["instruction"]):
+                state = None if pd.isna(state) else bool(state)
+                if state != chosen:
+                    elsewhere.setdefault(labels[state], []).append(task)
+            notes = [f"{len(names)} of them only {label} ({', '.join(sorted(names)[:3])}"
+                     f"{' …' if len(names) > 3 else ''})" for label, names in elsewhere.items()]
+            reasons.append(reason + ("; " + "; ".join(notes) + " — 'any' uses one instruction state per system"
+                                     if notes else ""))
+        return reasons
 
     def _per_query(
         self,

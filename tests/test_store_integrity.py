@@ -298,3 +298,16 @@ def test_an_unreadable_subfolder_is_listed_as_skipped(tmp_path: Path, monkeypatc
     store = Store(tmp_path)
     assert skipped_of(store) == {"locked": "unreadable folder: PermissionError: Permission denied"}
     assert store.task_table(Condition("b"))["system"].tolist() == ["a"]
+
+
+def test_a_task_present_only_under_another_instruction_state_is_named_in_the_reason(tmp_path: Path):
+    """'any' takes one instruction state per system; a system whose tasks are split between states is not
+    ranked, and the reason says where the missing task is (before: a bare 'missing 1 of 2 tasks', the
+    multilingual-e5-small symptom)."""
+    write(tmp_path / "split.parquet", query_rows("split", "T1", [0.2, 0.4], instruction=True)
+          + query_rows("split", "T2", [0.2, 0.4], instruction=False))
+    write(tmp_path / "whole.parquet", query_rows("whole", "T1", [0.5]) + query_rows("whole", "T2", [0.5]))
+    board = Store(tmp_path).leaderboard(Condition("b", instruction=None), bootstrap=0)
+    assert board.ranked["system"].tolist() == ["whole"]
+    reason = board.incomplete.set_index("system").loc["split", "reason"]
+    assert reason.startswith("missing 1 of 2 tasks: T2") and "1 of them only without instruction (T2)" in reason
