@@ -618,6 +618,47 @@ def _check_query_sums(table) -> tuple[object, str | None, list[str]]:
     return table.filter(pa.array(keep)).select(list(_QUERY_SUMS_COLUMNS)), None, warnings
 
 
+_QUERY_KEY_COLUMNS = ", ".join(f"{name}::{'BOOLEAN' if name == 'instruction' else 'VARCHAR'} AS {name}"
+                               for name in CONDITION_KEY)
+
+
+def _repeating_files(conn: "duckdb.DuckDBPyConnection", files: list[str]) -> dict[str, str]:
+    """Of ``files`` (which share a (system, condition, task, metric) group), those holding a (group, qid) key
+    that a file earlier in path order holds too: {file: reason}. One scan of those files; every file that is
+    not the first holder of a repeated key is left out (never counted twice). A file that cannot be read here
+    (removed meanwhile) is simply not compared."""
+    key = ", ".join(CONDITION_KEY)
+    try:
+        rows = conn.execute(
+            f"""WITH per_query AS (
+                  SELECT filename AS file, {_QUERY_KEY_COLUMNS}, qid::VARCHAR AS qid
+                  FROM read_parquet(?::VARCHAR[], filename = true, union_by_name = true) WHERE qid IS NOT NULL
+                ), repeated AS (
+                  SELECT {key}, qid, list_sort(list(DISTINCT file)) AS files FROM per_query
+                  GROUP BY ALL HAVING count(DISTINCT file) > 1
+                ), later AS (
+                  SELECT files[1] AS first_file, unnest(files[2:]) AS file, system, task, metric, qid FROM repeated
+                )
+                SELECT file, first(first_file ORDER BY first_file), count(*), first(system), first(task),
+                       first(metric), first(qid) FROM later GROUP BY file ORDER BY file""",
+            [files],
+        ).fetchall()
+    except Exception:  # a file with a 'filename' column of its own, or one removed meanwhile: pair by pair
+        rows = []
+        for i, first in enumerate(files):
+            for second in files[i + 1:]:
+                count, example = _shared_queries(conn, Path(first), Path(second))
+                if count and second not in {row[0] for row in rows}:
+                    rows.append((second, first, count, None, None, None, example))
+    dropped = {}
+    for file, first_file, count, system, task, metric, qid in rows:
+        example = qid if system is None else (f"e.g. system {system!r}, task {task!r}, metric {metric!r}, "
+                                              f"qid {qid!r}")
+        dropped[file] = (f"duplicate per-query rows: {count} (system, condition, task, metric, qid) rows also in "
+                         f"{first_file} ({example}); that file is used, this one skipped")
+    return dropped
+
+
 _PER_QUERY_KEY_SELECT = (
     "SELECT DISTINCT system::VARCHAR AS system, benchmark::VARCHAR AS benchmark, task::VARCHAR AS task, "
     "setting::VARCHAR AS setting, instruction::BOOLEAN AS instruction, precision::VARCHAR AS precision, "
@@ -840,8 +881,8 @@ class Store:
 
         Two files holding the same (system, condition, task, metric) may split its queries between them; they
         conflict when they share a qid there (a copied file, a re-run dropped next to the original). The
-        earlier file is kept, the later one skipped whole (never counted twice). Only files sharing a group are
-        read again, and a pair's answer is cached per file version.
+        earlier file is kept, the later one skipped whole (never counted twice). Only the files sharing a group
+        are read again, in one scan (:func:`_repeating_files`), and the answer is kept until one of them changes.
         """
         import pyarrow as pa
 
@@ -852,27 +893,16 @@ class Store:
         schema = next(iter(checked.values())).select(key + ["file"]).schema
         groups = pa.concat_tables([t.select(key + ["file"]).cast(schema) for t in checked.values()]).to_pandas()
         shared = groups[groups.duplicated(key, keep=False)]
-        pairs = set()
-        for _, files in shared.groupby(key, dropna=False, sort=False)["file"]:
-            names = sorted(set(files))
-            pairs.update((a, b) for i, a in enumerate(names) for b in names[i + 1:])
-        dropped: dict[Path, str] = {}
-        cache = {}
-        for first, second in sorted(pairs):
-            first, second = Path(first), Path(second)
-            if first in dropped or second in dropped:
-                continue
-            pair_key = (versions[first], versions[second])
-            found = self._overlap_cache.get(pair_key)
-            if found is None:
-                found = _shared_queries(conn, first, second)
-            cache[pair_key] = found
-            if found[0]:
-                count, example = found
-                dropped[second] = (f"duplicate per-query rows: {count} (system, condition, task, metric, qid) rows "
-                                   f"also in {first} ({example}); that file is used, this one skipped")
-        self._overlap_cache = cache
-        return dropped
+        involved = sorted(set(shared["file"]))
+        if not involved:
+            self._overlap_cache = {}
+            return {}
+        cache_key = tuple((file, versions[Path(file)]) for file in involved)
+        dropped = self._overlap_cache.get(cache_key)
+        if dropped is None:
+            dropped = _repeating_files(conn, involved)
+        self._overlap_cache = {cache_key: dropped}
+        return {Path(file): reason for file, reason in dropped.items()}
 
     @staticmethod
     def _load_task_scores(conn: "duckdb.DuckDBPyConnection", files: list[Path], skipped: list[SkippedFile],

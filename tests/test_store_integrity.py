@@ -137,10 +137,17 @@ def test_a_qid_repeated_within_one_file_makes_the_file_unusable(tmp_path: Path):
 def test_queries_split_over_two_files_without_overlap_are_both_used(tmp_path: Path):
     write(tmp_path / "part1.parquet", query_rows("a", "T1", [0.1, 0.2], qids=["q0", "q1"]))
     write(tmp_path / "part2.parquet", query_rows("a", "T1", [0.6, 0.7], qids=["q2", "q3"]))
+    write(tmp_path / "part3.parquet", query_rows("a", "T1", [0.9], qids=["q4"]))
     store = Store(tmp_path)
     assert not store.skipped
     row = store.task_table(Condition("b")).iloc[0]
-    assert row["n_queries"] == 4 and row["value"] == pytest.approx(0.4)
+    assert row["n_queries"] == 5 and row["value"] == pytest.approx(0.5)
+    # a fourth part repeating q1 of part1 (and adding q5) is left out whole, naming part1
+    write(tmp_path / "part4.parquet", query_rows("a", "T1", [0.2, 0.1], qids=["q1", "q5"]))
+    store.reload()
+    assert list(skipped_of(store)) == ["part4.parquet"] and "part1.parquet" in skipped_of(store)["part4.parquet"]
+    row = store.task_table(Condition("b")).iloc[0]
+    assert row["n_queries"] == 5 and row["value"] == pytest.approx(0.5)
 
 
 def test_repeated_task_scores_rows_are_warned_identical_kept_once_conflicting_dropped(tmp_path: Path):
