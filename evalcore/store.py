@@ -5,8 +5,10 @@ only identifiers put into SQL text come from fixed tuples in this module). See D
 
 Conventions shared by every method:
 - ``cond`` is a :class:`Condition`. ``instruction=None`` means "any": per system, its with-instruction rows
-  are used when it has any under the rest of the condition, else its without-instruction rows (one state
-  per system, never mixed). Other fields set to ``None`` are simply not filtered on.
+  are used when it has any under the rest of the condition, else its without-instruction rows, else its rows
+  whose instruction is NULL (unknown: e.g. a published model whose metadata does not say) — one state per
+  system, never mixed. ``instruction=True/False`` never matches an unknown state. Other fields set to ``None``
+  are simply not filtered on.
 - ``systems=None`` means all systems; otherwise an iterable of system names.
 - Task values come from ``query_metrics`` (mean over queries) when per-query data exists for that
   (system, task, condition), else from published ``task_scores``; ``source`` says which.
@@ -16,6 +18,11 @@ Loading: every ``*.parquet`` under the data dir (recursively, except ``runs/``) 
 (footer only). ``query_metrics`` files are additionally summed per (system, condition, task, metric) once per
 file version (cached by path, size, mtime and inode), which both validates their data pages and makes every
 task-level query run on a small in-memory table. Per-query views read the parquet files directly.
+
+The folder is not trusted (issue 16): rows without a name are left out with a warning (:attr:`Store.warnings`);
+a per-query file with a value that cannot be right or a repeated qid, or repeating an earlier file's rows, is
+skipped whole (:attr:`Store.skipped`, with the reason); task_scores rows are checked one by one, and repeated
+task_scores keys are kept once when identical and dropped when they differ.
 """
 from __future__ import annotations
 
