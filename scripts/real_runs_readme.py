@@ -178,7 +178,7 @@ def flips_section(out_dir: Path, present: pd.DataFrame) -> str:
     both = present[present["states"] == 2].groupby(["task", "system"])["precision"].agg(set)
     per_task = {t: sorted(SHORT[s] for (task, s), p in both.items() if task == t and {"fp32", "bf16"} <= p)
                 for t in rr.TASK_FILES}
-    lines = ["Systems with both fp32 and bf16 rows (both instruction states) per task: "
+    lines = [task_flips_table(out_dir), "", "Systems with both fp32 and bf16 rows (both instruction states) per task: "
              + "; ".join(f"{t} {len(s)}" for t, s in per_task.items()) + "."]
     store = Store(out_dir)
     for setting, metric in (("mcr", "p@1"), ("full-pooled", "ndcg@10")):
@@ -196,6 +196,41 @@ def flips_section(out_dir: Path, present: pd.DataFrame) -> str:
         lines.append(f"- `{setting}` {metric}, no instruction, docid-desc, G over {len(flips.tasks)} task(s): "
                      f"{len(flips.ranks)} systems, Kendall τ-b {flips.kendall_tau_b:.3f}, "
                      f"{len(pairs)} flipped pair(s)" + (": " + "; ".join(described) if described else "") + ".")
+    return "\n".join(lines)
+
+
+def task_flips_table(out_dir: Path) -> str:
+    """fp32 → bf16 flips per task (systems ranked by their task mean, no instruction, docid-desc): a pair flips
+    when its order under the oblivious value reverses; whether the tie-aware expected order reverses too says
+    why: yes = rounding really changed the scores' order; no = the flip exists only through tie-breaking."""
+    rows = query(out_dir, """
+        SELECT setting, metric, task, system, precision, avg(oblivious) AS oblivious, avg(expected) AS expected
+        FROM qm WHERE NOT instruction AND tie_policy = 'docid-desc' AND precision IN ('fp32', 'bf16')
+          AND ((setting = 'mcr' AND metric = 'p@1') OR (setting = 'full-pooled' AND metric = 'ndcg@10'))
+        GROUP BY ALL""")
+    lines = ["| setting | task | systems | flipped pairs | of which the expected order flips too | pairs (fp32 → bf16 "
+             "oblivious; * = expected flips too) |", "|---|---|---:|---:|---:|---|"]
+    for (setting, metric), group in rows.groupby(["setting", "metric"], sort=False):
+        for task in rr.TASK_FILES:
+            at = group[group["task"] == task].pivot_table(index="system", columns="precision",
+                                                          values=["oblivious", "expected"])
+            at = at.dropna()
+            systems = ordered_systems(at.index)
+            pairs, genuine = [], 0
+            for i, first in enumerate(systems):
+                for second in systems[i + 1:]:
+                    a = np.sign(at.loc[first, ("oblivious", "fp32")] - at.loc[second, ("oblivious", "fp32")])
+                    b = np.sign(at.loc[first, ("oblivious", "bf16")] - at.loc[second, ("oblivious", "bf16")])
+                    if a * b >= 0:
+                        continue
+                    ea = np.sign(at.loc[first, ("expected", "fp32")] - at.loc[second, ("expected", "fp32")])
+                    eb = np.sign(at.loc[first, ("expected", "bf16")] - at.loc[second, ("expected", "bf16")])
+                    star = "*" if ea * eb < 0 else ""
+                    genuine += bool(star)
+                    pairs.append(f"{SHORT[first]} vs {SHORT[second]}{star}")
+            if systems:
+                lines.append(f"| {setting} {metric} | {task} | {len(systems)} | {len(pairs)} | {genuine} | "
+                             + ("; ".join(pairs) or "—") + " |")
     return "\n".join(lines)
 
 
