@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -52,9 +52,43 @@ def heat_shading(block: pd.DataFrame) -> pd.DataFrame:
 
 def heat_styled(frame: pd.DataFrame, columns: Iterable[str]):
     """``frame`` with each of ``columns`` shaded from its own minimum (white) to maximum (teal): a pandas
-    Styler (``Styler.apply``), which ``st.dataframe`` draws; the frame itself when no column is shaded."""
+    Styler (``Styler.apply``), which ``st.dataframe`` draws, answering Streamlit's rendering calls with the
+    shading's few CSS rules (:func:`_with_precomputed_rendering`); the frame itself when no column is shaded."""
     columns = [c for c in columns if c in frame.columns]
-    return frame.style.apply(heat_shading, subset=columns, axis=None) if columns else frame
+    if not columns:
+        return frame
+    return _with_precomputed_rendering(frame.style.apply(heat_shading, subset=columns, axis=None), frame, columns)
+
+
+def heat_rules(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict]:
+    """The shading of :func:`heat_styled` as pandas renders a Styler's cell styles: one entry per shade in
+    use, ``{"props": [(property, value)], "selectors": ["row{i}_col{j}", ...]}`` (positions in ``frame``)."""
+    positions = frame.columns.get_indexer(columns)
+    levels = np.nan_to_num(heat_levels(frame[list(columns)]), nan=-1).astype(int)
+    rules = []
+    for level in np.unique(levels[levels >= 0]):
+        rows, cols = np.nonzero(levels == level)
+        prop, value = _HEAT_CSS[level + 1].split(":", 1)
+        rules.append({"props": [(prop.strip(), value.strip())],
+                      "selectors": [f"row{r}_col{c}" for r, c in zip(rows.tolist(), positions[cols].tolist())]})
+    return rules
+
+
+def _with_precomputed_rendering(styler, frame: pd.DataFrame, columns: Sequence[str]):
+    """The dashboard's one private hook (kept because it measurably matters; pinned in requirements.txt to the
+    tested Streamlit and pandas minor versions; ``tests/ui/test_tables.py`` fails when it stops working).
+
+    ``st.dataframe`` draws a Styler from pandas' private ``Styler._compute()`` / ``_translate()``: the CSS and
+    the display text of every cell, built cell by cell, then matched by Streamlit cell by cell. For the
+    Leaderboard's 100 × 35 table that is ~0.03 s of every rerun on an idle machine and ~60% of a cached
+    rerun's Python time (bench/RESULTS.md). The shading is at most HEAT_LEVELS + 1 CSS rules, so the two calls
+    are answered with those rules, built with numpy, and no display text: the grid formats numbers with
+    ``column_config``, not with a Styler's text. ``Styler.apply`` stays registered, so if Streamlit stopped
+    calling ``_translate`` the shading would still be right, only slower."""
+    rendered = {"cellstyle": heat_rules(frame, columns), "table_styles": [], "body": []}
+    styler._compute = lambda: styler  # type: ignore[method-assign]
+    styler._translate = lambda *args, **kwargs: rendered  # type: ignore[method-assign]
+    return styler
 
 
 def number(label: str, digits: int = 4, **options):

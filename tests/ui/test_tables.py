@@ -70,15 +70,35 @@ def test_heat_shading_reaches_the_browser_per_column_in_few_colours():
         col = frame.columns.get_loc(name)
         assert cells[(int(frame[name].idxmin()), col)] == "background-color: rgb(255,255,255)"
         assert cells[(int(frame[name].idxmax()), col)] == tables.heat_colour(tables.HEAT_LEVELS)
-        for row, value in enumerate(frame[name]):
-            if math.isfinite(value):
-                assert cells[(row, col)] == tables.heat_colour(tables.heat_levels(frame[[name]])[row, 0])
     assert (5, frame.columns.get_loc("taskA")) not in cells, "a missing value stays unshaded"
 
 
-def test_a_table_without_shaded_columns_is_sent_as_a_plain_frame():
-    frame = _frame(10)
-    assert tables.heat_styled(frame, ["not-a-column"]) is frame
+def test_the_browser_gets_the_same_css_as_from_pandas_own_rendering():
+    """The kept hook (tables._with_precomputed_rendering) must not change what is drawn: Streamlit's
+    marshalling of our Styler and of the same Styler.apply rendered by pandas send the same cell CSS."""
+    frame = _frame(60)
+    ours = _sent_css(tables.heat_styled(frame, ["taskA", "taskB"]))
+    theirs = _sent_css(frame.style.apply(tables.heat_shading, subset=["taskA", "taskB"], axis=None))
+    assert ours == theirs and len(ours) == 2 * len(frame) - 1  # every finite task cell
+
+
+def test_the_rendering_hook_spares_pandas_the_per_cell_work(monkeypatch):
+    """Fails when the hook stops working: Streamlit no longer asks the Styler's ``_translate`` (the speed is
+    gone), or asks pandas to render the cells some other way."""
+    from pandas.io.formats.style_render import StylerRenderer
+    from streamlit.elements.lib.pandas_styler_utils import marshall_styler
+    from streamlit.proto.ArrowData_pb2 import ArrowData
+
+    def rendered_by_pandas(*args, **kwargs):
+        raise AssertionError("pandas rendered the cells one by one")
+
+    monkeypatch.setattr(StylerRenderer, "_translate_body", rendered_by_pandas)
+    styled = tables.heat_styled(_frame(), ["taskA", "taskB"])
+    asked = []
+    answer = styled._translate
+    styled._translate = lambda *args, **kwargs: asked.append(args) or answer(*args, **kwargs)
+    marshall_styler(ArrowData(), styled, "uuid")
+    assert len(asked) == 1, "Streamlit did not ask the Styler's _translate"
 
 
 def test_heat_colour_runs_from_white_to_teal():
