@@ -105,9 +105,9 @@ def run_script(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def slice_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_source(sources.RARB_MCR)  # first: cheap, where importing the model stack takes half a minute
     for module in MODEL_MODULES:
         require_module(module, "bash scripts/install-dev.sh (requirements-models.txt)")
-    require_source(sources.RARB_MCR)
     assert (RARB_MCR / "winogrande-test.csv").exists(), f"RAR-b MCR data not found at {RARB_MCR}"
     root = tmp_path_factory.mktemp("real_runs")
     done = run_script("--tasks", TASK, "--limit-queries", str(N_QUERIES), "--data", str(RARB_MCR),
