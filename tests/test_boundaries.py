@@ -74,23 +74,30 @@ def test_overlapping_pairs_count_touching_intervals_as_overlapping():
 SIZES = {"tiny": 22_000_000, "base": 110_000_000, "large": 335_000_000, "huge": 7_000_000_000}
 
 
-@pytest.fixture(scope="module")
-def sized_store(tmp_path_factory) -> Store:
-    """An MTEB results tree of four models of known size and one without a size, imported as a user would."""
-    root = tmp_path_factory.mktemp("sized")
-    for name, n_parameters in [*SIZES.items(), ("unknown", None)]:
+def _imported_store(root, models: dict[str, dict]) -> Store:
+    """An MTEB results tree (model name -> n_parameters, use_instructions, tasks), imported as a user would."""
+    for name, spec in models.items():
         folder = root / "results" / f"org__{name}" / "rev1"
         folder.mkdir(parents=True)
-        meta = {"name": f"org/{name}", "revision": "rev1", "open_weights": True, "use_instructions": False}
-        if n_parameters is not None:
-            meta["n_parameters"] = n_parameters
+        meta = {"name": f"org/{name}", "revision": "rev1", "open_weights": True,
+                "use_instructions": spec.get("instructions", False)}
+        if spec.get("size") is not None:
+            meta["n_parameters"] = spec["size"]
         (folder / "model_meta.json").write_text(json.dumps(meta))
-        score = {"hf_subset": "default", "languages": ["eng-Latn"], "ndcg_at_10": 0.3, "main_score": 0.3}
-        (folder / "PIQA.json").write_text(json.dumps(
-            {"task_name": "PIQA", "mteb_version": "2.1.0", "scores": {"test": [score]}}))
+        for task in spec.get("tasks", ["PIQA"]):
+            score = {"hf_subset": "default", "languages": ["eng-Latn"], "ndcg_at_10": 0.3, "main_score": 0.3}
+            (folder / f"{task}.json").write_text(json.dumps(
+                {"task_name": task, "mteb_version": "2.1.0", "scores": {"test": [score]}}))
     out = root / "data"
     assert main(["import-mteb", str(root), "--out", str(out)]) == 0
     return Store(out)
+
+
+@pytest.fixture(scope="module")
+def sized_store(tmp_path_factory) -> Store:
+    """Four models of known size and one without a size."""
+    return _imported_store(tmp_path_factory.mktemp("sized"),
+                           {**{name: {"size": size} for name, size in SIZES.items()}, "unknown": {}})
 
 
 def _names(frame) -> set[str]:
@@ -108,3 +115,27 @@ def _names(frame) -> set[str]:
 ])
 def test_size_bounds_include_a_model_of_exactly_that_size(sized_store, bounds, expected):
     assert _names(sized_store.systems(**bounds)) == expected
+
+
+# -- the other system filters --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mixed_store(tmp_path_factory) -> Store:
+    """Instruction-tuned or not, with RAR-b results, R2MED results or both."""
+    return _imported_store(tmp_path_factory.mktemp("mixed"), {
+        "plain-rarb": {"tasks": ["PIQA"]},
+        "tuned-rarb": {"instructions": True, "tasks": ["PIQA", "SIQA"]},
+        "tuned-r2med": {"instructions": True, "tasks": ["R2MEDBiologyRetrieval"]},
+        "plain-both": {"tasks": ["PIQA", "R2MEDBiologyRetrieval"]},
+    })
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"uses_instructions": True}, {"tuned-rarb", "tuned-r2med"}),
+    ({"uses_instructions": False}, {"plain-rarb", "plain-both"}),
+    ({"benchmark": "rar-b"}, {"plain-rarb", "tuned-rarb", "plain-both"}),
+    ({"benchmark": "r2med"}, {"tuned-r2med", "plain-both"}),
+    ({"benchmark": "r2med", "uses_instructions": False}, {"plain-both"}),
+    ({"search": "TUNED", "benchmark": "rar-b"}, {"tuned-rarb"}),
+])
+def test_instruction_and_benchmark_filters(mixed_store, filters, expected):
+    assert _names(mixed_store.systems(**filters)) == expected

@@ -72,3 +72,16 @@ def test_tied_at_cutoff_worked_by_hand(metric, expected):
     run = {"q": {"d0": 0.9, "d1": 0.5, "d2": 0.5, "d3": 0.5}}
     result = evalcore.evaluate(run, {"q": {"d1": 1}}, [metric])
     assert bool(result["tied_at_cutoff"].iloc[0]) is expected
+
+
+@pytest.mark.parametrize("policy, first", [("docid-desc", ["doc00019", "doc00018", "doc00017"]),
+                                           ("docid-asc", ["doc00000", "doc00001", "doc00002"])])
+def test_ids_that_differ_only_in_their_last_byte_keep_their_order_inside_a_group_cut_by_k(policy, first):
+    """8-byte ids are ordered by one 64-bit key each: keys that differ in the lowest bits only must not collapse
+    (a float64 key would: 2**-62 apart) when the group at rank k is cut."""
+    docids = [f"doc{i:05d}" for i in range(20)]
+    run = {"q": {d: 0.5 for d in docids} | {"top": 0.9}}
+    relevant = {"doc00019", "doc00017", "doc00001"}
+    result = evalcore.evaluate(run, {"q": {d: 1 for d in relevant}}, ["p@4"], tie_policy=policy)
+    assert result["oblivious"].iloc[0] == len(relevant & set(first)) / 4
+    assert bool(result["tied_at_cutoff"].iloc[0])
