@@ -234,12 +234,15 @@ INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES)
 _READ_BLOCK = 4 << 20  # bytes read at a time; at most LINE_BYTES' smallest sensible value
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, text: bool = True) -> bytes:
     """A whole text file (gunzipped for .gz), read block by block and stopped at the first block past a
     limit: total size, line count, a line without end, a run of empty lines (the cheap checks that stop a
-    decompression bomb or /dev/zero early; :func:`_read_lines` checks line lengths and blank runs exactly)."""
+    decompression bomb or /dev/zero early; :func:`_read_lines` checks line lengths and blank runs exactly).
+    ``text=False`` (a stream that may be parquet) checks only the size and the line without end."""
     max_bytes, max_lines, max_line = INPUT_BYTES.value(), INPUT_LINES.value(), LINE_BYTES.value()
     max_blank = BLANK_LINES.value()
+    if not text:
+        max_lines = max_blank = None
     # max_blank + 2 line ends in a row: the first may end a non-blank line, the others end blank ones
     blank_runs = [] if max_blank is None else [b"\n" * (max_blank + 2), b"\r\n" * (max_blank + 2)]
     blocks: list[bytes] = []
@@ -270,6 +273,40 @@ def _read_bytes(path: Path) -> bytes:
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+@contextmanager
+def readable_input(path: str | Path) -> Iterator[Path]:
+    """``path`` itself when it is a regular file; for a stream (``/dev/stdin``, a FIFO, ``<(command)``, a
+    device) a temporary copy of what it yields, read once within the input limits: the readers open an input
+    more than once (the format is sniffed from its first bytes, then the file is read), which on a stream
+    silently lost those first bytes. Errors about the copy name ``path``. The copy is removed afterwards."""
+    import stat
+
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        yield path
+        return
+    data = _read_bytes(path, text=False)
+    from evalcore.outputs import writing
+
+    with writing(tempfile.gettempdir(), f"the temporary copy of {path} (set TMPDIR to a folder with room for it)"):
+        handle, name = tempfile.mkstemp(prefix="evalcore-input-", suffix=_strip_gz(path).suffix)
+        with os.fdopen(handle, "wb") as copy:
+            copy.write(data)
+    del data
+    try:
+        yield Path(name)
+    except InputError as error:
+        if error.path == name:
+            error.path = str(path)
+        raise
+    finally:
+        os.unlink(name)
 
 
 def load_json_file(path: str | Path) -> object:

@@ -137,7 +137,7 @@ def writing(path: str | Path, what: str = "file", duckdb_errors: bool = True) ->
     alone, for a block where DuckDB also reads an input."""
     try:
         yield
-    except InputError:
+    except (InputError, BrokenPipeError):  # a reader that stopped early (| head) is no failure: the CLI exits 0
         raise
     except OSError as exc:
         raise OutputError(f"cannot write {what}: {_reason(exc)}", path) from None

@@ -54,8 +54,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"tie policy: {policy}   queries: {int(summary['n_queries'].max())}   engine: spark ({args.master})")
             print(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         return 0
-    per_query = evaluate_table(args.run, args.qrels, metrics, policy, include_missing=args.include_missing,
-                               maxp=args.maxp)
+    from evalcore.formats import readable_input
+
+    with readable_input(args.run) as run, readable_input(args.qrels) as qrels:  # a pipe is read once
+        per_query = evaluate_table(run, qrels, metrics, policy, include_missing=args.include_missing, maxp=args.maxp)
     if per_query.num_rows == 0:
         raise InputError("no query is in both the run and the qrels: check that the qids match", path=args.run)
     if args.per_query:

@@ -199,8 +199,11 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.data)
     instruction = YES_NO[args.instruction]
     _refuse_duplicates(store, args, metrics, instruction)
-    per_query = evaluate(args.run, args.qrels, metrics=metrics, tie_policy=args.tie_policy,
-                         include_missing=args.include_missing)
+    from evalcore.formats import readable_input
+
+    with readable_input(args.run) as run, readable_input(args.qrels) as qrels:  # a pipe is read once
+        per_query = evaluate(run, qrels, metrics=metrics, tie_policy=args.tie_policy,
+                             include_missing=args.include_missing)
     if per_query.empty:
         raise InputError("no query is in both the run and the qrels", args.run)
     frame = per_query.assign(

@@ -41,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_output(args.out, [args.run], "--out run")
     try:
-        input_format = formats.detect_run_format(args.run)
-        table = formats.read_run(args.run, fmt=input_format)
+        with formats.readable_input(args.run) as run:  # a pipe is read once, not sniffed and then read
+            input_format = formats.detect_run_format(run)
+            table = formats.read_run(run, fmt=input_format)
     except OSError as exc:  # missing / unreadable file: bad input, not a crash
         raise InputError(f"cannot read run: {exc.strerror or exc}", args.run) from exc
     simulated = precision.simulate_run(table, args.to, args.scoring, args.hps)
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         formats.write_run(simulated, args.out, fmt=_output_format(formats, args.out, input_format))
-    except InputError:
+    except (InputError, BrokenPipeError):  # a reader that stopped early (| head): the CLI exits 0
         raise
     except (OSError, ValueError) as exc:  # unwritable path, ids TREC text cannot hold
         raise InputError(f"cannot write run: {getattr(exc, 'strerror', None) or exc}", args.out) from exc

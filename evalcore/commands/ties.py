@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--k must be a positive integer, got {args.k}")
     check_output(args.per_query, [args.run], "--per-query file")
     try:
-        run_table = formats.read_run(args.run)
+        with formats.readable_input(args.run) as run:  # a pipe is read once, not sniffed and then read
+            run_table = formats.read_run(run)
     except OSError as exc:  # missing / unreadable file: bad input, not a crash
         raise InputError(f"cannot read run: {exc.strerror or exc}", args.run) from exc
     per_query = precision.tie_stats(run_table, k=args.k)
