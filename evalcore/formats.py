@@ -841,11 +841,30 @@ def _json_finite_number(text: str) -> float:
     return value
 
 
+_MIN_DECODED_ROW_BYTES = 16  # a row of two ids (4-byte offsets at least) and an 8-byte number, decoded
+
+
 def _read_parquet_table(path: Path, names: dict[str, tuple[str, ...]], what: str) -> dict[str, pa.Array]:
+    """The picked columns of a parquet file read whole, within the input size limit counted on the decoded
+    columns (pages are compressed and strings dictionary-encoded: a 3 MB file can decode to gigabytes). The
+    row count refuses an obvious bomb before anything is read; the batches read are counted as they come."""
     parquet_file = _open_parquet(path)
     picked = _pick_parquet_columns(parquet_file, names, path)
+    max_bytes = INPUT_BYTES.value()
+    if max_bytes is not None and parquet_file.metadata.num_rows * _MIN_DECODED_ROW_BYTES > max_bytes:
+        raise INPUT_BYTES.exceeded(max_bytes, path)
     try:
-        table = parquet_file.read(columns=list(picked.values()))
+        if max_bytes is None:
+            table = parquet_file.read(columns=list(picked.values()))
+        else:
+            batches, decoded = [], 0
+            for batch in parquet_file.iter_batches(batch_size=1 << 20, columns=list(picked.values())):
+                decoded += batch.nbytes
+                if decoded > max_bytes:
+                    raise INPUT_BYTES.exceeded(max_bytes, path)
+                batches.append(batch)
+            schema = parquet_file.schema_arrow
+            table = pa.Table.from_batches(batches, schema=pa.schema([schema.field(c) for c in picked.values()]))
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
     _require_rows(table.num_rows, path, what)

@@ -887,3 +887,25 @@ def test_blank_runs_past_the_limit_are_always_found_at_a_run_that_exceeds_it(pie
                 (error.line, runs)
         else:
             assert not too_long, runs
+
+
+@pytest.mark.parametrize("what", ["run", "qrels"])
+def test_a_parquet_file_that_decodes_past_the_input_limit_is_refused(tmp_path: Path, monkeypatch, what) -> None:
+    """Compressed, dictionary-encoded pages decode to far more than the file's size (a constant column of
+    20M rows is a few kB): the rows are counted before reading, the decoded batches while reading."""
+    value = ("score", pa.array(np.ones(1_000_000))) if what == "run" else \
+        ("relevance", pa.array(np.ones(1_000_000, np.int64)))
+    block = pa.table({"qid": pa.array(["q"] * 1_000_000), "docid": pa.array(["d"] * 1_000_000), value[0]: value[1]})
+    bomb = tmp_path / f"{what}.parquet"
+    with pq.ParquetWriter(bomb, block.schema, compression="zstd") as writer:
+        for _ in range(20):
+            writer.write_table(block)
+    assert bomb.stat().st_size < 1 << 20
+    long_strings = tmp_path / f"long_{what}.parquet"  # 200 rows decoding to 1 MB each: the batch count sees it
+    pq.write_table(pa.table({"qid": ["q"] * 200, "docid": [f"{i}" + "x" * (1 << 20) for i in range(200)],
+                             value[0]: value[1][:200]}), long_strings, compression="zstd")
+    read = read_run if what == "run" else read_qrels
+    monkeypatch.setenv("TIEBREAK_MAX_INPUT_BYTES", str(100 << 20))  # 20M rows are at least 320 MB decoded
+    for path in (bomb, long_strings):
+        with raises_at(path, None, "more than 104,857,600 bytes after decompression", "TIEBREAK_MAX_INPUT_BYTES"):
+            read(path)
