@@ -230,7 +230,10 @@ INPUT_BYTES = InputLimit("TIEBREAK_MAX_INPUT_BYTES", 1 << 30, "bytes after decom
 INPUT_LINES = InputLimit("TIEBREAK_MAX_INPUT_LINES", 50_000_000, "lines", "the line count limit")
 LINE_BYTES = InputLimit("TIEBREAK_MAX_LINE_BYTES", 64 << 20, "bytes in one line", "the line length limit")
 BLANK_LINES = InputLimit("TIEBREAK_MAX_BLANK_LINES", 10_000, "blank lines in a row", "the blank-line limit")
-INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES)
+# one query's candidates are evaluated at once (padded to a power of two): a streamed parquet run is not
+# bounded as a whole, but a query of a billion rows (a constant qid column compresses to nothing) would be
+QUERY_ROWS = InputLimit("TIEBREAK_MAX_QUERY_ROWS", 10_000_000, "rows for one query", "the per-query row limit")
+INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES, QUERY_ROWS)
 _READ_BLOCK = 4 << 20  # bytes read at a time; at most LINE_BYTES' smallest sensible value
 
 
@@ -964,15 +967,37 @@ def _group_by_qid(run: pa.Table) -> pa.Table:
     return run.take(pc.sort_indices(first_seen_codes, sort_keys=[("", "ascending")]))
 
 
-def _chunks_of_table(run: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
+def _chunks_of_table(run: pa.Table, chunk_rows: int, path: Path | None = None) -> Iterator[pa.Table]:
     starts = qid_run_starts(run["qid"])
     if len(starts) != pc.count_distinct(run["qid"]).as_py():
         run = _group_by_qid(run)
         starts = qid_run_starts(run["qid"])
+    _check_query_sizes(run["qid"], starts, path, None)  # grouped: rows are no longer lines
     position = 0
     for end in _chunk_ends(starts, run.num_rows, chunk_rows):
         yield run.slice(position, end - position).combine_chunks()
         position = end
+
+
+def _query_rows_exceeded(qid: object, path: Path | None, line: int | None) -> InputError:
+    limit = QUERY_ROWS.value()
+    return InputError(f"query {_shown(qid)}: more than {limit:,} {QUERY_ROWS.unit} ({QUERY_ROWS.name}; raise "
+                      f"{QUERY_ROWS.variable} to read it, 0 = no limit)", path, line)
+
+
+def _check_query_sizes(qids: pa.Array | pa.ChunkedArray, starts: np.ndarray, path: Path | None,
+                       numbers: LineNumbers | None) -> None:
+    """Refuse a query with more rows than :data:`QUERY_ROWS` (``starts``: where each query's rows begin);
+    the line named is its first row's, when ``numbers`` maps rows to lines."""
+    limit = QUERY_ROWS.value()
+    if limit is None or len(starts) == 0:
+        return
+    sizes = np.diff(np.append(starts, len(qids)))
+    if sizes.max() > limit:
+        first = int(starts[int(np.argmax(sizes))])
+        qid = qids[first]
+        qid = qid.value if isinstance(qid, pa.DictionaryScalar) else qid
+        raise _query_rows_exceeded(qid.as_py(), path, None if numbers is None else numbers.of(first))
 
 
 def _parquet_is_grouped(path: Path, qid_column: str) -> bool:
@@ -1018,6 +1043,7 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
     pending_rows = 0
     first_row = 0  # 0-based file row of pending[0]'s first row
     trailing_qid: pa.Scalar | None = None  # qid of the last pending row, once a cut was tried
+    max_query = QUERY_ROWS.value()
     batches = _row_group_batches(parquet_file, min(chunk_rows, 1 << 18), columns)
     while True:
         try:
@@ -1029,6 +1055,11 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
             continues_one_query = pending_rows >= chunk_rows and _only_value(batch.column(picked["qid"]), trailing_qid)
             pending.append(pa.Table.from_batches([batch]))
             pending_rows += batch.num_rows
+            if continues_one_query and max_query is not None and pending_rows > max_query:  # before it is all read
+                held = pa.concat_tables(pending)
+                first = int(qid_run_starts(held[picked["qid"]].cast(pa.string()))[-1])  # the trailing query's
+                line = int(held[line_column][first].as_py()) if line_column else first_row + first + 1
+                raise _query_rows_exceeded(trailing_qid.as_py(), path, line)
             if pending_rows < chunk_rows or continues_one_query:  # a huge query: no new cut point yet
                 continue
         if not pending:
@@ -1036,7 +1067,11 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         combined = pa.concat_tables(pending)
         if qid_dictionary:
             combined = combined.unify_dictionaries()
-        ends = _chunk_ends(qid_run_starts(combined[picked["qid"]]), combined.num_rows, chunk_rows)
+        starts = qid_run_starts(combined[picked["qid"]])
+        _check_query_sizes(combined[picked["qid"]], starts, path,
+                           LineNumbers(0, arrow_np.to_numpy(combined[line_column])) if line_column
+                           else LineNumbers(first_row + 1))
+        ends = _chunk_ends(starts, combined.num_rows, chunk_rows)
         if batch is not None:
             ends = ends[:-1]  # the last chunk may hold a query that continues in the next batch
         position = 0
@@ -1130,7 +1165,7 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
             return _stream_parquet_file(path, path, parquet_file, picked, maxp, chunk_rows, check_duplicates)
         if parquet_file.metadata.num_rows > GROUP_IN_MEMORY_MAX_ROWS:
             return _stream_regrouped_parquet(path, picked, maxp, chunk_rows, check_duplicates)
-    return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows)
+    return _chunks_of_table(read_run(path, fmt=fmt, maxp=maxp), chunk_rows, path)
 
 
 # an ungrouped parquet run above this many rows is regrouped by DuckDB with bounded memory (spilling to

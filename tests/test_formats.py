@@ -909,3 +909,34 @@ def test_a_parquet_file_that_decodes_past_the_input_limit_is_refused(tmp_path: P
     for path in (bomb, long_strings):
         with raises_at(path, None, "more than 104,857,600 bytes after decompression", "TIEBREAK_MAX_INPUT_BYTES"):
             read(path)
+
+
+@pytest.mark.parametrize("layout", ["grouped", "ungrouped", "text"])
+def test_a_query_past_the_per_query_row_limit_is_refused_on_every_read_path(tmp_path: Path, monkeypatch, layout):
+    """A streamed parquet run is not bounded as a whole, but one query is evaluated at once: a constant qid
+    column of a billion rows compresses to nothing and would be read into one block."""
+    from evalcore import evaluate
+
+    n = 3_000
+    qids = ["small"] * 10 + ["huge"] * n + ["after"] * 10
+    if layout == "ungrouped":
+        qids = ["huge", "small"] * 10 + ["huge"] * (n - 10) + ["after"] * 10
+    run = pa.table({"qid": qids, "docid": [f"d{i}" for i in range(len(qids))], "score": np.ones(len(qids))})
+    path = tmp_path / ("run.trec" if layout == "text" else "run.parquet")
+    if layout == "text":
+        write_run(run, path)
+    else:
+        pq.write_table(run, path, row_group_size=500)
+    monkeypatch.setenv("TIEBREAK_MAX_QUERY_ROWS", "2000")
+    if layout == "ungrouped":
+        monkeypatch.setattr(formats, "GROUP_IN_MEMORY_MAX_ROWS", 100)  # the out-of-core regroup
+    for chunk_rows in (100, 1_000_000):  # cut inside the huge query, or one chunk for the file
+        with pytest.raises(InputError) as error:
+            evaluate(path, {"huge": {"d0": 1}}, ["ndcg@10"], chunk_rows=chunk_rows)
+        message = str(error.value)
+        assert message.startswith(f"{path}") and "query 'huge': more than 2,000 rows for one query" in message
+        assert "TIEBREAK_MAX_QUERY_ROWS" in message
+        if layout == "grouped":
+            assert error.value.line == 11  # the huge query's first row
+    monkeypatch.setenv("TIEBREAK_MAX_QUERY_ROWS", "0")
+    assert len(evaluate(path, {"huge": {"d0": 1}}, ["ndcg@10"])) == 1
