@@ -77,6 +77,8 @@ _PENDING = "_url_pending"
 _NOTICES = "_url_notices"
 _NOTICE_PAGE = "_url_notice_page"
 _CURRENT = "_url_current"
+_PAGE = "_url_page"  # the page this run draws
+_DRAWN_ON = "_url_drawn_on"  # key -> the page its widget was last drawn on
 
 
 def screen_query_params(raw: Mapping[str, Sequence[str]]) -> tuple[dict[str, list[str]], list[str]]:
@@ -141,6 +143,7 @@ def begin_run(page_id: str) -> None:
         state[_NOTICES] = []  # notices belong to the view the URL opened; leaving it clears them
         state[_NOTICE_PAGE] = page_id
     state[_CURRENT] = {}
+    state[_PAGE] = page_id
 
 
 def notice(message: str) -> None:
@@ -168,14 +171,19 @@ def _record(key: str, value: str | list[str] | None, default: object = None, alw
 
 
 def _keep(key: str) -> None:
-    """Hand the value a widget had on the previous run to the widget about to be created under the same key.
+    """Hand the value a widget had on the previous page to the widget about to be created under the same key.
 
     Widgets belong to the page that draws them: after a page switch the shared sidebar's widgets are new ones,
     and a new widget ignores the value its predecessor left in ``st.session_state`` (it would show its first
-    option) unless that value was set through the Session State API. Setting it again here is Streamlit's
-    documented way to carry widget values across pages."""
-    if key in st.session_state:
-        st.session_state[key] = st.session_state[key]
+    option) unless that value was set through the Session State API. Setting it again, on the first run of a
+    page, is Streamlit's documented way to carry widget values across pages (only then: a value set through
+    the API is also sent to the browser again)."""
+    state = st.session_state
+    page = state.get(_PAGE)
+    drawn_on = state.setdefault(_DRAWN_ON, {})
+    if key in state and drawn_on.get(key, page) != page:
+        state[key] = state[key]
+    drawn_on[key] = page
 
 
 def _pick_start(key: str, options: Sequence[str], default: str | None) -> None:
@@ -250,7 +258,10 @@ def multiselect(
             state[key] = valid
         else:
             state[key] = [v for v in default if v in options]
-    state[key] = [v for v in state[key] if v in options]  # also hands the value over (see _keep)
+    kept = [v for v in state[key] if v in options]
+    if kept != state[key]:
+        state[key] = kept
+    _keep(key)
     value = where.multiselect(label, options, key=key, max_selections=max_selections,
                               format_func=format_func, help=help, placeholder=placeholder)
     _record(key, list(value), list(default), always)
