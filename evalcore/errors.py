@@ -1,7 +1,20 @@
-"""Errors that the CLI reports as one line and exit code 2 (bad input, never a traceback)."""
+"""Errors that the CLI reports as one line and exit code 2 (bad input, never a traceback), and the one
+sanitiser every one-line message goes through (:func:`one_line`, :func:`printable`)."""
 from __future__ import annotations
 
 from pathlib import Path
+
+
+def printable(text: str) -> str:
+    """``text`` with every unprintable character (a line break, a control character) escaped as in a Python
+    string literal, so that a path or a value never breaks a one-line message."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def one_line(message: object) -> str:
+    """An exception's (or any object's) text on one line: runs of white space, line breaks included, folded
+    to one space (DuckDB, Arrow and thrift messages span several lines), then :func:`printable`."""
+    return printable(" ".join(str(message).split()))
 
 
 class InputError(ValueError):
@@ -23,9 +36,8 @@ class InputError(ValueError):
             where += ": "
         elif self.line is not None:
             where = f"line {self.line}: "
-        text = where + self.message
         # the CLI prints one line: no line break or control character from a path or a value
-        return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+        return printable(where + self.message)
 
 
 class OutputError(InputError):

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalcore import arrow_np
-from evalcore.errors import InputError, OutputError
+from evalcore.errors import InputError, OutputError, one_line, printable
 from evalcore.id_keys import string_hashes
 
 RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64())])
@@ -96,17 +96,6 @@ def _fail(message: str, path: str | Path, lines: LineNumbers | None, row: int | 
     return InputError(message, path, line)
 
 
-def _one_line(exc: BaseException | None) -> str:
-    """An exception's text on one line (Arrow / thrift messages span several; the CLI prints one)."""
-    text = " ".join(str(exc).split())
-    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def _printable(text: str) -> str:
-    """``text`` as is when printable, else escaped (a header name must not break the one-line message)."""
-    return text if text.isprintable() else repr(text)[1:-1]
-
-
 def _shown(value: object, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 4] + "...'"
@@ -130,7 +119,7 @@ def _first_bytes(path: Path, size: int = 1 << 16) -> bytes:
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", path) from None
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
+        raise InputError(f"cannot read file ({one_line(exc)})", path) from None
 
 
 def _first_line_fields(head: bytes) -> tuple[str, list[str]]:
@@ -274,7 +263,7 @@ def _read_bytes(path: Path, text: bool = True) -> bytes:
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", path) from None
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
+        raise InputError(f"cannot read file ({one_line(exc)})", path) from None
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
@@ -326,7 +315,7 @@ def load_json_file(path: str | Path) -> object:
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", path) from None
     except OSError as exc:
-        raise InputError(f"cannot read file ({_one_line(exc)})", path) from None
+        raise InputError(f"cannot read file ({one_line(exc)})", path) from None
     if max_bytes is not None and len(data) > max_bytes:
         raise INPUT_BYTES.exceeded(max_bytes, path)
     try:
@@ -337,7 +326,7 @@ def load_json_file(path: str | Path) -> object:
     except json.JSONDecodeError as exc:
         raise InputError(f"expected a JSON document ({exc.msg} at column {exc.colno})", path, exc.lineno) from None
     except ValueError as exc:  # not UTF-8 (json.loads of bytes detects the encoding)
-        raise InputError(f"expected a JSON document in UTF-8 ({_one_line(exc)})", path) from None
+        raise InputError(f"expected a JSON document in UTF-8 ({one_line(exc)})", path) from None
 
 
 def _check_line_limits(data: bytes, offsets: np.ndarray, non_blank: np.ndarray | None, path: Path) -> None:
@@ -463,7 +452,7 @@ def _csv_fields(line: str, delimiter: str, path: Path, line_number: int) -> list
         return next(csv.reader([line], delimiter=delimiter, strict=True))
     except (csv.Error, StopIteration) as exc:
         raise InputError(f"expected a {'comma' if delimiter == ',' else 'tab'}-separated line with RFC 4180 "
-                         f"quoting ({_one_line(exc)})", path, line_number) from None
+                         f"quoting ({one_line(exc)})", path, line_number) from None
 
 
 def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, numbers: LineNumbers,
@@ -478,7 +467,7 @@ def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, num
         if not quoted or len(parsed) != len(header):
             found = len(parsed) if quoted else int(pc.list_value_length(fields[row:row + 1])[0].as_py())
             name = "comma" if delimiter == "," else "tab"
-            shown_header = ", ".join(map(_printable, header))
+            shown_header = ", ".join(map(printable, header))
             raise _fail(f"expected {len(header)} {name}-separated columns ({shown_header}), found {found}",
                         path, numbers, row)
         fixed_rows.append(row)
@@ -508,7 +497,7 @@ def _pick_columns(found: list[str], wanted: dict[str, tuple[str, ...]], path: Pa
     if missing:
         expected = ", ".join(f"{name} (or {', '.join(wanted[name][1:3])})" for name in wanted)
         raise InputError(f"missing column(s) {', '.join(missing)}: expected columns {expected}; "
-                         f"found {', '.join(map(_printable, found)) if found else 'no columns'}", path, header_line)
+                         f"found {', '.join(map(printable, found)) if found else 'no columns'}", path, header_line)
     return picked
 
 
@@ -819,7 +808,7 @@ def _locate_json_error(lines: _Lines, path: Path, names: dict[str, tuple[str, ..
             if seen[0] is not kind and value is not None:
                 return _fail(f"expected {key!r} to be a {seen[0].__name__} as on line {seen[1]}, "
                              f"found {_shown(value)}", path, lines.numbers, row)
-    return InputError(f"expected one JSON object per line ({_one_line(exc)})", path)
+    return InputError(f"expected one JSON object per line ({one_line(exc)})", path)
 
 
 class _JsonValueProblem(ValueError):
@@ -869,7 +858,7 @@ def _read_parquet_table(path: Path, names: dict[str, tuple[str, ...]], what: str
             schema = parquet_file.schema_arrow
             table = pa.Table.from_batches(batches, schema=pa.schema([schema.field(c) for c in picked.values()]))
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
+        raise InputError(f"corrupt parquet file: expected readable column data ({one_line(exc)})", path) from None
     _require_rows(table.num_rows, path, what)
     return {name: table.column(source) for name, source in picked.items()}
 
@@ -882,7 +871,7 @@ def _open_parquet(path: Path):
     try:
         return pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"expected a parquet file, cannot read its footer ({_one_line(exc)})", path) from None
+        raise InputError(f"expected a parquet file, cannot read its footer ({one_line(exc)})", path) from None
 
 
 def _pick_parquet_columns(parquet_file, names: dict[str, tuple[str, ...]], path: Path) -> dict[str, str]:
@@ -1049,7 +1038,7 @@ def _stream_grouped_parquet(path: Path, parquet_file, picked: dict[str, str], ma
         try:
             batch = next(batches, None)
         except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})",
+            raise InputError(f"corrupt parquet file: expected readable column data ({one_line(exc)})",
                              path, first_row + pending_rows + 1) from None
         if batch is not None:
             continues_one_query = pending_rows >= chunk_rows and _only_value(batch.column(picked["qid"]), trailing_qid)
@@ -1160,7 +1149,7 @@ def iter_run_chunks(path: str | Path, *, fmt: str | None = None, maxp: bool = Fa
         try:
             grouped = _parquet_is_grouped(path, picked["qid"])
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # damaged pages, invalid UTF-8 ids
-            raise InputError(f"corrupt parquet file: expected readable column data ({_one_line(exc)})", path) from None
+            raise InputError(f"corrupt parquet file: expected readable column data ({one_line(exc)})", path) from None
         if grouped:
             return _stream_parquet_file(path, path, parquet_file, picked, maxp, chunk_rows, check_duplicates)
         if parquet_file.metadata.num_rows > GROUP_IN_MEMORY_MAX_ROWS:
@@ -1229,7 +1218,7 @@ def _stream_regrouped_parquet(path: Path, picked: dict[str, str], maxp: bool, ch
                     for batch in reader:
                         writer.write_batch(batch)
         except duckdb.Error as exc:
-            text = _one_line(exc)
+            text = one_line(exc)
             if isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException)) and (
                     workdir in text or "space" in text.lower() or "write" in text.lower()):  # spilling failed
                 raise OutputError(f"cannot write {what}: {text}", temporary_root) from None
