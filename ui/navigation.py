@@ -17,6 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -105,7 +106,14 @@ def _finish(notices_box) -> None:
 
 
 def _page_url() -> str | None:
+    """This page's address as the visitor's browser has it — scheme, host name and port as seen through any
+    proxy, the ``server.baseUrlPath`` prefix and the page path (``st.context.url`` comes from the browser), no
+    query. The app's root keeps its trailing slash (``/tiebreak/``): ``/tiebreak?…`` costs a redirect, and a
+    proxy that routes ``/tiebreak/`` need not route ``/tiebreak`` at all (docs/hosting.md)."""
     try:
-        return st.context.url
+        url = st.context.url
     except Exception:
         return None
+    if url and urlsplit(url).path.strip("/") == (st.get_option("server.baseUrlPath") or "").strip("/"):
+        url = url.rstrip("/") + "/"
+    return url
