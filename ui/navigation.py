@@ -63,7 +63,8 @@ def run() -> None:
     from ui import state
 
     started = time.perf_counter()
-    st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=":material/balance:",
+    # an emoji favicon is drawn by the page itself; a ":material/…:" one is fetched from fonts.gstatic.com
+    st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon="⚖️",
                        layout="wide")
     page = st.navigation([st.Page(spec.path, title=spec.title, icon=spec.icon, default=(i == 0))
                           for i, spec in enumerate(PAGES)])
