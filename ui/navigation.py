@@ -48,6 +48,10 @@ class PageSpec:
         return Path(self.file).stem
 
 
+FAVICON = "⚖️"
+"""An emoji, drawn by the page itself: a ``:material/…:`` favicon is fetched from fonts.gstatic.com, outside
+the app's origin."""
+
 PAGES = (
     PageSpec("leaderboard.py", "Leaderboard", ":material/leaderboard:"),
     PageSpec("ties-and-precision.py", "Ties & precision", ":material/balance:"),
@@ -63,9 +67,7 @@ def run() -> None:
     from ui import state
 
     started = time.perf_counter()
-    # an emoji favicon is drawn by the page itself; a ":material/…:" one is fetched from fonts.gstatic.com
-    st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon="⚖️",
-                       layout="wide")
+    st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide")
     page = st.navigation([st.Page(spec.path, title=spec.title, icon=spec.icon, default=(i == 0))
                           for i, spec in enumerate(PAGES)])
     state.begin_run(page.url_path)

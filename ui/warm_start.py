@@ -6,8 +6,8 @@ cores) after the browser had already spent ~1.2 s loading Streamlit's JavaScript
 (``st.App(..., lifespan=...)`` in ``app.py``) starts one thread right after the runtime starts. It asks the data
 API (``ui/data.py``) the default view's questions — the same functions with the same arguments as the
 Leaderboard of a first visit without URL parameters: :func:`ui.sidebar.choose_condition` with every control at
-its default — so the answers are in ``st.cache_data`` when the first session asks (and it imports pandas' Styler and lets
-:mod:`inspect` index the loaded modules, two one-time costs of a process's first script run). A session that
+its default — so the answers are in ``st.cache_data`` when the first session asks (and it pays two one-time costs of a
+process's first script run: importing pandas' Styler and :mod:`inspect`'s map of the loaded modules). A session that
 asks while the thread is still computing waits for that computation (Streamlit's per-key compute lock) instead
 of repeating it.
 
