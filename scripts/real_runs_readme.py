@@ -181,18 +181,32 @@ def flips_section(out_dir: Path, present: pd.DataFrame) -> str:
     lines = [task_flips_table(out_dir), "", "Systems with both fp32 and bf16 rows (both instruction states) per task: "
              + "; ".join(f"{t} {len(s)}" for t, s in per_task.items()) + "."]
     store = Store(out_dir)
+    expected = query(out_dir, """
+        SELECT setting, metric, system, precision, task, avg(expected) AS expected FROM qm
+        WHERE NOT instruction AND tie_policy = 'docid-desc' AND precision IN ('fp32', 'bf16') GROUP BY ALL""")
     for setting, metric in (("mcr", "p@1"), ("full-pooled", "ndcg@10")):
         a = Condition(benchmark=rr.BENCHMARK, metric=metric, setting=setting, instruction=False, precision="fp32")
         b = Condition(benchmark=rr.BENCHMARK, metric=metric, setting=setting, instruction=False, precision="bf16")
         flips = store.rank_flips(a, b)
         pairs = flips.flipped_pairs
         described = []
+        chosen = expected[(expected["setting"] == setting) & (expected["metric"] == metric)
+                          & expected["task"].isin(flips.tasks)]
+        # G of the expected values (geometric mean over the same tasks; 0 when a task mean is 0)
+        g_expected = chosen.groupby(["system", "precision"])["expected"].agg(
+            lambda v: float(np.exp(np.mean(np.log(v)))) if (v > 0).all() else 0.0)
         for row in pairs.itertuples():
             ga = flips.ranks.set_index("system")
+            e = {(s, p): g_expected.get((s, p), np.nan) for s in (row.system_1, row.system_2) for p in ("fp32", "bf16")}
+            expected_flips = (np.sign(e[(row.system_1, "fp32")] - e[(row.system_2, "fp32")])
+                              * np.sign(e[(row.system_1, "bf16")] - e[(row.system_2, "bf16")])) < 0
             described.append(
                 f"{SHORT[row.system_1]} ({ga.loc[row.system_1, 'G_a']:.4f} → {ga.loc[row.system_1, 'G_b']:.4f}) "
                 f"vs {SHORT[row.system_2]} ({ga.loc[row.system_2, 'G_a']:.4f} → {ga.loc[row.system_2, 'G_b']:.4f})"
-                + (", tie-aware intervals overlap" if row.intervals_overlap else ""))
+                + (", tie-aware intervals overlap" if row.intervals_overlap else "")
+                + f"; G of the expected values {e[(row.system_1, 'fp32')]:.4f} vs {e[(row.system_2, 'fp32')]:.4f} → "
+                  f"{e[(row.system_1, 'bf16')]:.4f} vs {e[(row.system_2, 'bf16')]:.4f}, "
+                + ("flips too" if expected_flips else "does not flip (the flip comes from tie-breaking alone)"))
         lines.append(f"- `{setting}` {metric}, no instruction, docid-desc, G over {len(flips.tasks)} task(s): "
                      f"{len(flips.ranks)} systems, Kendall τ-b {flips.kendall_tau_b:.3f}, "
                      f"{len(pairs)} flipped pair(s)" + (": " + "; ".join(described) if described else "") + ".")
