@@ -150,7 +150,6 @@ SYSTEMS: dict[str, SystemSpec] = {spec.key: spec for spec in (
     SystemSpec("random", "tiebreak-run/uniform-random", BASELINE, STORED_PRECISIONS, STORED_PRECISIONS),
 )}
 SYSTEM_BY_NAME: dict[str, SystemSpec] = {spec.name: spec for spec in SYSTEMS.values()}
-SYSTEM_NAMES: dict[str, str] = {key: spec.name for key, spec in SYSTEMS.items()}  # first round's API
 MINILM, BM25, TFIDF = "minilm", "bm25", "tfidf"
 RANDOM_SEED = 20_260_801  # the uniform random scorer: one stream per (task, query row), see random_scorer
 CONSTANT_SCORE = 0.5
@@ -352,9 +351,6 @@ def dense_scorer(precision: str, queries: np.ndarray, docs: np.ndarray, docs_fp3
         q_bits, d_bits = prec.quantize_binary(queries), prec.quantize_binary(docs)
         return lambda rows: np.asarray(prec.hamming_similarity(q_bits[rows], d_bits), dtype=np.float64)
     raise ValueError(f"unknown precision {precision!r}")
-
-
-minilm_scorer = dense_scorer  # the first round's name
 
 
 def stored_at(scorer: Scorer, precision: str) -> Scorer:
@@ -908,7 +904,7 @@ def main(argv: list[str] | None = None) -> int:
 def write_raw_run(runs_out: Path, task: Task, run: pd.DataFrame, threads: int) -> None:
     """A compact FP32 full-setting run (top 100 + ties per query) and its qrels, with json sidecars."""
     stem = f"{BENCHMARK}_{task.name}_full_all-MiniLM-L6-v2_fp32"
-    meta = {"system": SYSTEM_NAMES[MINILM], "benchmark": BENCHMARK, "task": task.name, "setting": FULL_POOLED,
+    meta = {"system": SYSTEMS[MINILM].name, "benchmark": BENCHMARK, "task": task.name, "setting": FULL_POOLED,
             "setting_label": "full (pooled candidates)", "instruction": False, "precision": "fp32",
             "top_k": f"top {TOP_K} per query plus every document tied with the {TOP_K}th",
             "torch_threads": threads, "source": SOURCE}
