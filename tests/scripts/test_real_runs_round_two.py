@@ -289,3 +289,30 @@ def test_a_malformed_csv_is_one_line_error_and_writes_nothing(tmp_path: Path) ->
     assert done.stderr.strip().splitlines()[-1].startswith("make_real_runs: error: ")
     assert "winogrande-test.csv row 1" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_readme_flip_table_tells_tie_breaking_flips_from_rounding_flips(tmp_path: Path) -> None:
+    import real_runs_readme
+
+    require_module("duckdb")
+    # per system, precision: (oblivious, expected) of one query
+    values = {("bm25", "fp32"): (0.50, 0.60), ("bm25", "bf16"): (0.50, 0.60),
+              ("splade", "fp32"): (0.55, 0.55), ("splade", "bf16"): (0.45, 0.55),
+              ("tfidf", "fp32"): (0.40, 0.40), ("tfidf", "bf16"): (0.70, 0.70)}
+    rows = []
+    for (key, precision), (oblivious, expected) in values.items():
+        rows.append({"system": rr.SYSTEMS[key].name, "benchmark": "rar-b", "task": "WinoGrande",
+                     "setting": "full-pooled", "instruction": False, "precision": precision, "qid": "q00000",
+                     "metric": "ndcg@10", "oblivious": oblivious, "expected": expected, "min": 0.0, "max": 1.0,
+                     "tie_policy": "docid-desc", "n_candidates": 5, "tied_at_cutoff": True, "source": "x"})
+    rr.write_parquet_atomic(rr.compact_query_metrics(pd.DataFrame(rows)),
+                            tmp_path / "query_metrics" / "rar-b_WinoGrande.parquet")
+    table = real_runs_readme.task_flips_table(tmp_path)
+    line = next(row for row in table.splitlines() if "| WinoGrande |" in row)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[2:5] == ["3", "3", "2"]  # 3 systems, 3 flipped pairs, 2 of them in the expected value too
+    pairs = set(cells[5].split("; "))
+    # splade 0.55 > bm25 0.50 at fp32, 0.45 < 0.50 at bf16; expected 0.55 < 0.60 both times: tie-breaking only
+    assert "splade-tiny vs bm25s" in pairs
+    assert "bm25s vs tfidf-cosine*" in pairs  # 0.6 > 0.4 then 0.6 < 0.7 in the expected value too
+    assert "splade-tiny vs tfidf-cosine*" in pairs  # expected 0.55 > 0.40, then 0.55 < 0.70
