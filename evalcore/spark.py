@@ -33,15 +33,14 @@ import pandas as pd
 
 from evalcore.engine import parse_tie_policy
 from evalcore.metrics import parse_metrics
+from evalcore.schema import QUERY_METRICS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 LABEL_COLUMNS = ("system", "benchmark", "task", "setting", "instruction", "precision")
-QUERY_METRICS_ORDER = ("system", "benchmark", "task", "setting", "instruction", "precision", "qid", "metric",
-                       "oblivious", "expected", "min", "max", "tie_policy", "n_candidates", "tied_at_cutoff",
-                       "source")
+QUERY_METRICS_ORDER = tuple(QUERY_METRICS)  # the data contract's column order
 # output directory levels when the labels are there: <out>/by_system=<s>/by_task=<t>/part-*.parquet.
 # Copies of the columns, because Spark drops partition columns from the files and the store classifies a
 # file by its own columns (it needs system and task inside every file).
