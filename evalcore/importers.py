@@ -38,6 +38,7 @@ from typing import Callable, Iterator
 
 import pandas as pd
 
+from evalcore import schema
 from evalcore.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -76,14 +77,9 @@ MTEB_SOURCE = "mteb-results@f4cc6c8"
 R2MED_SOURCE = "r2med-paper@62b7074"
 R2MED_REFERENCE = "https://github.com/R2MED/R2MED"
 
-TASK_SCORE_COLUMNS = [
-    "system", "benchmark", "task", "setting", "instruction", "precision", "metric", "value", "expected",
-    "min", "max", "n_queries", "source", "tie_policy", "revision",
-]
-SYSTEM_COLUMNS = [
-    "system", "display_name", "family", "n_parameters", "license", "open_weights", "uses_instructions",
-    "release_date", "reference", "source", "revision",
-]
+# the data contract's columns (evalcore.schema), and the revision each task score comes from
+TASK_SCORE_COLUMNS = [*schema.TASK_SCORES, *schema.TASK_SCORES_OPTIONAL, "revision"]
+SYSTEM_COLUMNS = [*schema.SYSTEMS, *schema.SYSTEMS_OPTIONAL]
 
 
 # -- MTEB ----------------------------------------------------------------------------------------------
@@ -414,39 +410,24 @@ def write_compact_parquet(frame: pd.DataFrame, path: str | Path) -> None:
 
 def write_compact_parquet_files(frames: dict[str | Path, pd.DataFrame]) -> None:
     """Write several frames as zstd parquet so that a crash leaves either the old or the new version of the
-    set: every file is written and synced under a hidden temp name first (``.<name>.<random>.tmp``, removed
-    on any exception), then the renames follow back to back with nothing in between (an importer's
-    task_scores and systems come from one import; only a kill between two ``rename`` calls could split them).
-    Afterwards, temporary files that killed writers left in those folders over an hour ago are removed.
-    """
-    import os
-    import tempfile
+    set: every file is written and synced under a hidden temp name first (:func:`evalcore.formats.atomic_path`,
+    removed on any exception), then the renames follow one after another with nothing but their files' syncs
+    in between (an importer's task_scores and systems come from one import; only a kill between two
+    ``rename`` calls could split them). Afterwards, temporary files that killed writers left in those folders
+    over an hour ago are removed (:func:`evalcore.outputs.sweep_temporaries`)."""
+    from contextlib import ExitStack
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    umask = os.umask(0)
-    os.umask(umask)
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for path, frame in frames.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.close(handle)
-            staged.append((Path(temporary), path))
+    from evalcore.formats import atomic_path
+    from evalcore.outputs import sweep_temporaries
+
+    paths = [Path(path) for path in frames]
+    with ExitStack() as renames:  # on leaving: every staged file renamed into place, or all removed
+        for path, frame in zip(paths, frames.values()):
+            temporary = renames.enter_context(atomic_path(path, "results"))
             pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), temporary, compression="zstd",
                            compression_level=9)
-            os.chmod(temporary, 0o666 & ~umask)
-            with open(temporary, "rb") as written:
-                os.fsync(written.fileno())
-    except BaseException:
-        for temporary, _ in staged:
-            temporary.unlink(missing_ok=True)
-        raise
-    for temporary, path in staged:
-        os.replace(temporary, path)
-    from evalcore.disk_cache import sweep_temporaries
-
-    for folder in {path.parent for _, path in staged}:  # what killed writers left there earlier
+    for folder in {path.parent for path in paths}:  # what killed writers left there earlier
         sweep_temporaries(folder)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from evalcore.errors import InputError, OutputError
+from evalcore.errors import InputError, OutputError, one_line
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def writing(path: str | Path, what: str = "file", duckdb_errors: bool = True) ->
     except Exception as exc:  # DuckDB's I/O errors (COPY TO, spilling) are not OSErrors
         if not duckdb_errors or not _is_duckdb_io_error(exc):
             raise
-        raise OutputError(f"cannot write {what}: {' '.join(str(exc).split())}", path) from None
+        raise OutputError(f"cannot write {what}: {one_line(exc)}", path) from None
 
 
 def copy_into(source: Path, target: Target) -> None:
@@ -167,9 +167,40 @@ def _reason(exc: OSError) -> str:
     """The OS's words for an error (``No space left on device``), without Arrow's or Python's decoration."""
     if exc.errno in errno_codes.errorcode:
         return os.strerror(exc.errno)
-    return " ".join(str(exc.strerror or exc).split())
+    return one_line(exc.strerror or exc)
 
 
 def _is_duckdb_io_error(exc: Exception) -> bool:
     duckdb = sys.modules.get("duckdb")
     return duckdb is not None and isinstance(exc, (duckdb.IOException, duckdb.OutOfMemoryException))
+
+
+STALE_TEMPORARY_SECONDS = 3600.0
+"""A hidden ``.….tmp`` file untouched for longer than this is the leftover of a killed writer, not a write in
+progress (:func:`sweep_temporaries`)."""
+
+
+def _is_stale_temporary(item: os.DirEntry, now: float) -> bool:
+    return (item.name.startswith(".") and item.name.endswith(".tmp") and item.is_file(follow_symlinks=False)
+            and now - item.stat(follow_symlinks=False).st_mtime > STALE_TEMPORARY_SECONDS)
+
+
+def sweep_temporaries(folder: Path) -> int:
+    """Delete the hidden ``.….tmp`` files (what :func:`evalcore.formats.atomic_path` stages) directly in
+    ``folder`` that are older than :data:`STALE_TEMPORARY_SECONDS`; returns how many. Errors are ignored:
+    another process may be sweeping too."""
+    import time
+
+    removed = 0
+    try:
+        with os.scandir(folder) as listing:
+            for item in listing:
+                try:
+                    if _is_stale_temporary(item, time.time()):
+                        os.unlink(item.path)
+                        removed += 1
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return removed

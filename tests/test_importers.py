@@ -324,12 +324,12 @@ def test_two_ingests_of_the_same_results_started_together_land_once(tmp_path: Pa
 def test_a_write_sweeps_temporaries_that_killed_writers_left_long_ago(tmp_path: Path):
     import os
 
-    from evalcore import disk_cache
+    from evalcore.outputs import STALE_TEMPORARY_SECONDS
 
     out = tmp_path / "published"
     out.mkdir()
     stale, live = out / ".task_scores.parquet.k1ll3d.tmp", out / ".systems.parquet.wr1t1ng.tmp"
-    for path, age in ((stale, disk_cache.STALE_TEMPORARY_SECONDS + 60), (live, 1)):
+    for path, age in ((stale, STALE_TEMPORARY_SECONDS + 60), (live, 1)):
         path.write_bytes(b"half a parquet file")
         os.utime(path, (time.time() - age, time.time() - age))
     keep = out / ".notes.txt"  # hidden, not a temporary: never touched
