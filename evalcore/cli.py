@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "rewrite a run's scores as a low-precision pipeline would have produced them"),
     "ties": ("ties", "tie statistics of a run (tie groups, ties at the cutoff)"),
     "ingest": ("ingest", "evaluate a run and append its query_metrics to the data directory"),
+    "derive": ("derive", "write the derived sums of a data directory's per-query files (what the store reads)"),
     "import-mteb": ("import_mteb", "import an MTEB results tree as task_scores + systems parquet"),
     "import-r2med": ("import_r2med", "import the R2MED paper result JSONs as task_scores parquet"),
     "leaderboard": ("leaderboard", "print a benchmark leaderboard from the data directory"),

@@ -186,6 +186,17 @@ def test_resample_counts_rows_sum_to_n():
     np.testing.assert_array_equal(counts.sum(axis=1), 37)
 
 
+@pytest.mark.parametrize("int32_cells", [2**31, 0])  # flat positions in int32 (in place) or int64
+def test_resample_counts_count_the_generators_picks(monkeypatch, int32_cells):
+    # reference: the same generator's picks, counted one resample at a time
+    monkeypatch.setattr(aggregate, "_INT32_CELLS", int32_cells)
+    counts = aggregate.resample_counts(23, 40, np.random.default_rng(5))
+    picks = np.random.default_rng(5).integers(0, 23, size=(40, 23), dtype=np.int32)
+    expected = np.array([np.bincount(row, minlength=23) for row in picks], dtype=np.float32)
+    np.testing.assert_array_equal(counts, expected)
+    assert counts.dtype == np.float32
+
+
 def test_bootstrap_means_match_explicit_resampling():
     rng = np.random.default_rng(1)
     values = rng.random((5, 20))

@@ -211,19 +211,31 @@ def test_leaderboard_bootstrap_is_reproducible(data_dir: Path):
     pd.testing.assert_frame_equal(first, second)
 
 
+def _canonical_query_order(task: str, qids) -> list:
+    """The store's column order within a task: by DuckDB's 64-bit hash of (task, qid) (evalcore.store.statistics)."""
+    import duckdb
+
+    keys = duckdb.execute("SELECT qid, hash(?::VARCHAR, qid) AS key FROM (SELECT unnest(?::VARCHAR[]) AS qid)",
+                          [task, list(qids)]).df()
+    return keys.sort_values("key")["qid"].tolist()
+
+
 def test_leaderboard_intervals_match_explicit_resampling(data_dir: Path):
     # reference: per task, draw query indices with replacement (one draw per resample, shared by all
-    # systems), index the raw rows with them, G of the resampled task means, 2.5 / 97.5 percentiles
+    # systems), index the raw rows with them, G of the resampled task means, 2.5 / 97.5 percentiles;
+    # the queries of a task in the store's canonical order, whatever order the file holds them in
     raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
+    raw = raw.sample(frac=1.0, random_state=3)  # a file order that is not the canonical one
     rows = raw[(raw.precision == "fp32") & ~raw.instruction]
     n_resamples, seed = 300, 7
+    raw.to_parquet(data_dir / "computed" / "qm.parquet")
     board = Store(data_dir).leaderboard(Condition("bench"), bootstrap=n_resamples, seed=seed)
     rng = np.random.default_rng(seed)
     resampled_means = []
     for task in board.tasks:
         task_rows = rows[rows.task == task]
         wide = task_rows.pivot(index="qid", columns="system", values="oblivious")
-        values = wide.reindex(pd.unique(task_rows["qid"]))[SYSTEMS].to_numpy().T  # systems × queries, file order
+        values = wide.reindex(_canonical_query_order(task, wide.index))[SYSTEMS].to_numpy().T  # systems × queries
         picks = rng.integers(0, values.shape[1], size=(n_resamples, values.shape[1]), dtype=np.int32)
         resampled_means.append(values[:, picks].mean(axis=2).T)  # resamples × systems
     g = stats.gmean(np.stack(resampled_means, axis=-1), axis=-1)
@@ -245,9 +257,11 @@ def _one_file_per_system(data_dir: Path, raw: pd.DataFrame, drop=None, extra_col
 
 
 def _no_generic_scan(monkeypatch) -> None:
+    from evalcore.store import queries
+
     def refuse(*args, **kwargs):
         raise AssertionError("the per-row system filter ran although every file holds one system")
-    monkeypatch.setattr(Store, "_per_query", refuse)
+    monkeypatch.setattr(queries, "per_query", refuse)
 
 
 @pytest.mark.parametrize("instruction", [False, True, None])
@@ -276,7 +290,7 @@ def test_bootstrap_reads_one_file_per_system_by_file(data_dir: Path, tmp_path_fa
         for task in TASKS:
             task_rows = rows[rows.task == task]
             wide = task_rows.pivot(index="qid", columns="system", values="oblivious")
-            values = wide.reindex(pd.unique(task_rows["qid"]))[SYSTEMS].to_numpy().T
+            values = wide.reindex(_canonical_query_order(task, wide.index))[SYSTEMS].to_numpy().T
             picks = rng.integers(0, values.shape[1], size=(200, values.shape[1]), dtype=np.int32)
             means.append(values[:, picks].mean(axis=2).T)
         lo, hi = np.percentile(stats.gmean(np.stack(means, axis=-1), axis=-1), [2.5, 97.5], axis=0)
@@ -290,9 +304,11 @@ def test_bootstrap_falls_back_to_per_row_systems(data_dir: Path, monkeypatch):
     raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
     expected = Store(data_dir).leaderboard(Condition("bench"), bootstrap=150, seed=2).ranked
     _one_file_per_system(data_dir, raw, extra_column="file_index")
+    from evalcore.store import queries
+
     generic = []
-    original = Store._per_query
-    monkeypatch.setattr(Store, "_per_query", lambda self, *a, **k: generic.append(1) or original(self, *a, **k))
+    original = queries.per_query
+    monkeypatch.setattr(queries, "per_query", lambda *a, **k: generic.append(1) or original(*a, **k))
     pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench"), bootstrap=150, seed=2).ranked,
                                   expected)
     assert generic
@@ -320,8 +336,8 @@ def test_query_matrix_matches_a_plain_python_alignment():
         task_code = np.array([r[1] % 3 for r in rows], dtype=np.int32)
         values = np.arange(len(rows), dtype=np.float64) / 10
         matrix, key_task = query_matrix(system_code, task_code, query_key, values, n_systems)
-        columns: dict[int, int] = {}
-        for _, key in rows:
+        columns: dict[int, int] = {}  # canonical order: by task code, then key, whatever the row order
+        for key in sorted({key for _, key in rows}, key=lambda key: (key % 3, key * 7919)):
             columns.setdefault(key, len(columns))
         reference = np.full((n_systems, len(columns)), np.nan)
         for i, (system, key) in enumerate(rows):
@@ -576,10 +592,12 @@ class RecordingCursor:
 
 
 def test_hostile_filter_values_are_inert(data_dir: Path, monkeypatch):
+    from evalcore.store.queries import Database
+
     store = Store(data_dir)
     executed: list[str] = []
-    original = Store.cursor
-    monkeypatch.setattr(Store, "cursor", lambda self: RecordingCursor(original(self), executed))
+    original = Database.cursor
+    monkeypatch.setattr(Database, "cursor", lambda self: RecordingCursor(original(self), executed))
     before = store.task_table(Condition("bench"))
     for value in HOSTILE:
         cond = Condition(value, metric=value, setting=value, precision=value, tie_policy=value)
@@ -610,173 +628,3 @@ def test_hostile_names_stored_in_data_round_trip(tmp_path: Path):
     board = store.leaderboard(Condition("b'; --"), systems=[names[0]], bootstrap=20)
     assert board.ranked["system"].tolist() == [names[0]]
     assert sorted(store.systems()["system"]) == sorted(names)
-
-
-def _board(store: Store) -> pd.DataFrame:
-    return store.task_table(Condition(benchmark="bench", metric="ndcg@10", precision="fp32"))
-
-
-def test_sums_disk_cache_serves_a_new_process_and_never_a_changed_file(data_dir: Path, tmp_path_factory,
-                                                                         monkeypatch):
-    from evalcore import store as store_module
-
-    monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path_factory.mktemp("sums-cache")))
-    first = _board(Store(data_dir))
-    scans: list[list[Path]] = []
-    real_scan = store_module._query_sums
-    monkeypatch.setattr(store_module, "_query_sums", lambda conn, paths: scans.append(list(paths)) or real_scan(conn, paths))
-    pd.testing.assert_frame_equal(_board(Store(data_dir)), first)  # a fresh Store, as a new process
-    assert all(paths == [] for paths in scans), scans  # served from disk: no per-query file scanned
-
-    # the file is rewritten with other values (atomically: new inode): scanned again, new numbers
-    frame = make_query_metrics(seed=5)
-    frame.to_parquet(data_dir / "computed" / "qm.tmp.parquet")
-    (data_dir / "computed" / "qm.tmp.parquet").replace(data_dir / "computed" / "qm.parquet")
-    scans.clear()
-    changed = _board(Store(data_dir))
-    assert any(paths for paths in scans)
-    monkeypatch.setenv("TIEBREAK_CACHE", "off")
-    pd.testing.assert_frame_equal(changed, _board(Store(data_dir)))
-    assert not changed.equals(first)
-
-
-def test_damaged_or_unwritable_sums_cache_only_costs_a_scan(data_dir: Path, tmp_path_factory, monkeypatch):
-    folder = tmp_path_factory.mktemp("sums-cache")
-    monkeypatch.setenv("TIEBREAK_CACHE", str(folder))
-    reference = _board(Store(data_dir))
-    entries = list(folder.rglob("*.arrow"))
-    assert entries
-    for entry in entries:
-        entry.write_bytes(b"not arrow")
-    pd.testing.assert_frame_equal(_board(Store(data_dir)), reference)
-    blocked = tmp_path_factory.mktemp("blocked") / "file"
-    blocked.write_text("a file where the cache folder should be")
-    monkeypatch.setenv("TIEBREAK_CACHE", str(blocked))
-    pd.testing.assert_frame_equal(_board(Store(data_dir)), reference)
-
-
-# -- cached Leaderboard intervals (evalcore.store.Store._g_intervals) ----------------------------------------
-
-@pytest.fixture()
-def interval_cache(tmp_path_factory, monkeypatch) -> Path:
-    """A fresh on-disk cache with the intervals kind on (tests/conftest.py turns it off by default)."""
-    folder = tmp_path_factory.mktemp("interval-cache")
-    monkeypatch.setenv("TIEBREAK_CACHE", str(folder))
-    monkeypatch.delenv("TIEBREAK_CACHE_SKIP", raising=False)
-    return folder
-
-
-def _count_bootstraps(monkeypatch) -> list[int]:
-    calls: list[int] = []
-    original = Store._bootstrap
-    monkeypatch.setattr(Store, "_bootstrap", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
-    return calls
-
-
-def _computed_without_cache(data_dir: Path, monkeypatch, **kwargs) -> pd.DataFrame:
-    monkeypatch.setenv("TIEBREAK_CACHE_SKIP", "intervals")
-    try:
-        return Store(data_dir).leaderboard(Condition("bench"), **kwargs).ranked
-    finally:
-        monkeypatch.delenv("TIEBREAK_CACHE_SKIP")
-
-
-def test_cached_intervals_serve_a_new_process_bit_for_bit(data_dir: Path, interval_cache: Path, monkeypatch):
-    reference = _computed_without_cache(data_dir, monkeypatch, bootstrap=120, seed=4)
-    assert not list(interval_cache.rglob("*.json"))  # skipped: nothing written
-    calls = _count_bootstraps(monkeypatch)
-    first = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
-    assert calls == [1] and len(list(interval_cache.rglob("*.json"))) == 1
-    again = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked  # as a new process
-    assert calls == [1]  # read back, not recomputed
-    pd.testing.assert_frame_equal(first, reference, check_exact=True)
-    pd.testing.assert_frame_equal(again, reference, check_exact=True)
-    assert again["G_lo"].notna().sum() == 3
-
-
-@pytest.mark.parametrize("change", [
-    dict(seed=5), dict(bootstrap=121), dict(systems=["alpha", "beta"]), dict(tasks=["T1", "T2"]),
-    dict(cond=Condition("bench", precision="bf16")), dict(cond=Condition("bench", instruction=True)),
-    dict(cond=Condition("bench", instruction=None)),
-])
-def test_any_other_question_is_computed_not_served(data_dir: Path, interval_cache: Path, monkeypatch, change):
-    store = Store(data_dir)
-    store.leaderboard(Condition("bench"), bootstrap=120, seed=4)
-    calls = _count_bootstraps(monkeypatch)
-    kwargs = dict(bootstrap=120, seed=4) | change
-    cond = kwargs.pop("cond", Condition("bench"))
-    served = Store(data_dir).leaderboard(cond, **kwargs).ranked
-    assert calls == [1]
-    monkeypatch.setenv("TIEBREAK_CACHE_SKIP", "intervals")
-    pd.testing.assert_frame_equal(served, Store(data_dir).leaderboard(cond, **kwargs).ranked, check_exact=True)
-
-
-def test_a_rewritten_file_or_other_code_is_never_served_old_intervals(data_dir: Path, interval_cache: Path,
-                                                                      monkeypatch):
-    from evalcore import store as store_module
-
-    old = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
-    calls = _count_bootstraps(monkeypatch)
-    # other code computing the intervals (the source digest differs): computed again
-    monkeypatch.setattr(store_module, "_interval_code_version", lambda: "some other version of the code")
-    Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4)
-    assert calls == [1]
-    monkeypatch.undo()
-    monkeypatch.setenv("TIEBREAK_CACHE", str(interval_cache))
-    monkeypatch.delenv("TIEBREAK_CACHE_SKIP", raising=False)
-    calls = _count_bootstraps(monkeypatch)
-    # the per-query file rewritten with other values (atomically, as ingest does): new numbers
-    make_query_metrics(seed=9).to_parquet(data_dir / "computed" / "qm.tmp.parquet")
-    (data_dir / "computed" / "qm.tmp.parquet").replace(data_dir / "computed" / "qm.parquet")
-    new = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
-    assert calls == [1]
-    assert not np.allclose(new.set_index("system").loc[SYSTEMS, "G_lo"], old.set_index("system").loc[SYSTEMS, "G_lo"])
-    pd.testing.assert_frame_equal(new, _computed_without_cache(data_dir, monkeypatch, bootstrap=120, seed=4),
-                                  check_exact=True)
-
-
-def test_damaged_or_foreign_interval_entries_are_recomputed(data_dir: Path, interval_cache: Path, monkeypatch):
-    reference = Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked
-    Store(data_dir).leaderboard(Condition("bench"), bootstrap=60, seed=4)
-    entries = sorted(interval_cache.rglob("*.json"), key=lambda p: p.stat().st_mtime_ns)
-    assert len(entries) == 2
-    calls = _count_bootstraps(monkeypatch)
-    entries[0].write_bytes(entries[1].read_bytes())  # another question's entry under this name
-    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked,
-                                  reference, check_exact=True)
-    entries[0].write_text("{not json")
-    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench"), bootstrap=120, seed=4).ranked,
-                                  reference, check_exact=True)
-    stored = json.loads(entries[1].read_text())
-    stored["value"]["g_lo"] = stored["value"]["g_lo"][:-1]  # the right key, a wrong shape
-    entries[1].write_text(json.dumps(stored))
-    Store(data_dir).leaderboard(Condition("bench"), bootstrap=60, seed=4)
-    assert calls == [1, 1, 1]
-
-
-def test_without_readable_sources_intervals_are_computed_and_not_cached(data_dir: Path, interval_cache: Path,
-                                                                        monkeypatch):
-    from evalcore import store as store_module
-
-    assert store_module._interval_code_version() is not None  # this checkout has its sources
-    monkeypatch.setattr(store_module, "_interval_code_version", lambda: None)
-    calls = _count_bootstraps(monkeypatch)
-    for _ in range(2):
-        Store(data_dir).leaderboard(Condition("bench"), bootstrap=60, seed=4)
-    assert calls == [1, 1] and not list(interval_cache.rglob("*.json"))
-
-
-def test_the_code_digest_follows_the_source_of_the_modules_it_covers(tmp_path: Path, monkeypatch):
-    from evalcore import aggregate
-    from evalcore import store as store_module
-
-    store_module._interval_code_version.cache_clear()
-    original = store_module._interval_code_version()
-    edited = tmp_path / "aggregate.py"
-    edited.write_bytes(Path(aggregate.__file__).read_bytes() + b"\n# one edit\n")
-    monkeypatch.setattr(aggregate, "__file__", str(edited))
-    store_module._interval_code_version.cache_clear()
-    try:
-        assert store_module._interval_code_version() not in (None, original)
-    finally:
-        store_module._interval_code_version.cache_clear()

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evalcore import store as store_module
+from evalcore.store import catalogue
 from evalcore.cli import main
 from evalcore.store import Condition, Store
 
@@ -240,7 +240,7 @@ def test_a_file_removed_between_listing_and_reading_is_simply_not_there(tmp_path
     write(tmp_path / "a.parquet", query_rows("a", "T1", [0.2, 0.4]))
     pd.DataFrame({"system": ["a"], "display_name": ["A"]}).to_parquet(tmp_path / "systems.parquet")
     store = Store(tmp_path)  # caches a.parquet's sums
-    real_classify = store_module.classify_parquet
+    real_classify = catalogue.classify
 
     def classify_then_remove(path):
         kind = real_classify(path)
@@ -248,7 +248,7 @@ def test_a_file_removed_between_listing_and_reading_is_simply_not_there(tmp_path
             path.unlink()
         return kind
 
-    monkeypatch.setattr(store_module, "classify_parquet", classify_then_remove)
+    monkeypatch.setattr(catalogue, "classify", classify_then_remove)
     store.reload()
     assert not store.skipped
     systems = set(store.task_table(Condition("b"))["system"])

@@ -19,8 +19,10 @@ def warner(command: str):
     """The importers' ``warn``: one ``evalcore COMMAND: warning: ...`` line on stderr per value left out."""
     import sys
 
+    from evalcore.errors import one_line
+
     def warn(message: str) -> None:
-        print(f"evalcore {command}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+        print(f"evalcore {command}: warning: {one_line(message)}", file=sys.stderr)
 
     return warn
 
@@ -49,4 +51,7 @@ def write_import(frames: dict[str, "object"], args: argparse.Namespace, n_rows: 
                                   target.path)
             targets[target.file] = frame
         write_compact_parquet_files(targets)
+    from evalcore.store import derived
+
+    derived.derive(out)  # the derive step: sums of any per-query file in --out, none left for a file gone
     return out

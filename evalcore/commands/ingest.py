@@ -1,6 +1,6 @@
 """``evalcore ingest``: evaluate one run against qrels with the tie-aware engine and add its per-query rows
 (``query_metrics``) to the data directory as a new parquet file under ``<data>/ingested/`` (written
-atomically; existing files are never rewritten). Refuses a (system, condition, task, metric) that the data
+atomically; existing files are never rewritten), and its derived sums beside it (``evalcore derive``). Refuses a (system, condition, task, metric) that the data
 directory already holds, so task means never double count: checked before the evaluation (to fail fast) and
 again under an exclusive lock of the ``<data>/ingested/`` folder right before the write, so two ingests of
 the same results started together cannot both land.
@@ -180,7 +180,6 @@ def _refuse_duplicates(store, args: argparse.Namespace, metrics: list[str], inst
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
     import uuid
 
     from evalcore.commands._options import metrics_option, tie_policy_option
@@ -188,14 +187,16 @@ def run(args: argparse.Namespace) -> int:
     from evalcore.errors import InputError
     from evalcore.importers import write_compact_parquet
     from evalcore.outputs import check_output_folder, writing
-    from evalcore.store import Store
+    from evalcore.schema import QUERY_METRICS
+    from evalcore.commands.derive import after_write
+    from evalcore.store import Store, data_dir
 
     for name in ("system", "benchmark", "task", "precision"):
         if not getattr(args, name).strip():
             raise InputError(f"--{name} must not be empty")
     metrics = [str(m) for m in metrics_option(args.metrics)]
     args.tie_policy = str(tie_policy_option(args.tie_policy))  # stored canonical: DOCID-DESC is docid-desc
-    check_output_folder(args.data or os.environ.get("TIEBREAK_DATA") or "data", "data folder")
+    check_output_folder(data_dir(args.data), "data folder")
     store = Store(args.data)
     instruction = YES_NO[args.instruction]
     _refuse_duplicates(store, args, metrics, instruction)
@@ -209,13 +210,13 @@ def run(args: argparse.Namespace) -> int:
     frame = per_query.assign(
         system=args.system, benchmark=args.benchmark, task=args.task, setting=args.setting,
         instruction=instruction, precision=args.precision, tie_policy=args.tie_policy, source=args.source,
-    )[["system", "benchmark", "task", "setting", "instruction", "precision", "qid", "metric", "oblivious",
-       "expected", "min", "max", "tie_policy", "n_candidates", "tied_at_cutoff", "source"]]
+    )[list(QUERY_METRICS)]
     name = "_".join(_slug(v) for v in (args.benchmark, args.task, args.system, args.setting, args.precision))
     out = Path(store.data_dir) / "ingested" / f"{name}_{uuid.uuid4().hex[:8]}.parquet"
     with writing(out, "ingested results"), ingest_lock(out.parent):
         store.reload()  # what landed while this run was evaluated
         _refuse_duplicates(store, args, metrics, instruction)
         write_compact_parquet(frame, out)
+        after_write([out])  # its derived sums, before the lock is released
     print(f"ingest: {per_query['qid'].nunique()} queries × {len(metrics)} metrics → {out}")
     return 0

@@ -1,0 +1,68 @@
+"""``evalcore derive [--data DIR] [--check]``: write the derived data of a data folder — for every per-query
+(``query_metrics``) parquet file ``F.parquet``, ``F.sums.parquet`` beside it, keyed by F's sha256 and size and
+a format version (see :mod:`evalcore.store.derived`) — so that a store opening the folder reads a few small
+files instead of scanning every per-query row. Only missing or stale sums files are written; sums files whose
+source is gone are removed. ``evalcore ingest``, the import commands and the real-runs generator run this step
+after they write; run it yourself after copying per-query files into a data folder by hand.
+
+``--check`` writes nothing and exits 1 when a sums file is missing, stale or orphaned (for CI).
+"""
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", default=None, help="data directory (default $TIEBREAK_DATA or data)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when a derived file is missing, stale or orphaned")
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from evalcore.errors import InputError
+    from evalcore.store import data_dir, derived
+
+    folder = data_dir(args.data)
+    if not folder.is_dir():
+        raise InputError("data directory not found (expected a folder of result parquet files)", folder)
+    if not args.check:
+        from evalcore.outputs import check_output_folder
+
+        check_output_folder(folder, "data folder")
+    report = derived.derive(folder, check=args.check)
+    for path, reason in report.unreadable:
+        print(f"evalcore derive: warning: {path}: {reason} (no sums written; the store skips it)", file=sys.stderr)
+    verb = ("would write", "would remove") if args.check else ("wrote", "removed")
+    print(f"derive: {len(report.fresh)} up to date, {verb[0]} {len(report.written)}, {verb[1]} "
+          f"{len(report.removed)} under {folder}")
+    if args.check:
+        for path in report.written:
+            print(f"  missing or stale: {path}")
+        for path in report.removed:
+            print(f"  orphaned: {path}")
+        return 1 if report.written or report.removed else 0
+    return 0
+
+
+def after_write(paths) -> None:
+    """The derive step of a command that has just written per-query files ``paths``: their sums files, at once
+    (a failure to write one is a warning: the store then computes the sums in memory)."""
+    import sys
+    from pathlib import Path
+
+    from evalcore.errors import InputError
+    from evalcore.store import derived
+
+    paths = [Path(p) for p in paths]
+    if not paths:
+        return
+    try:
+        report = derived.derive(paths[0].parent, only=paths)
+    except InputError as exc:
+        print(f"evalcore: warning: derived sums not written ({exc}); the store computes them in memory",
+              file=sys.stderr)
+        return
+    for path, reason in report.unreadable:
+        print(f"evalcore: warning: {path}: {reason}", file=sys.stderr)

@@ -1,0 +1,112 @@
+"""What the store is asked (:class:`Condition`) and what it answers with: plain dataclasses, no behaviour
+beyond :meth:`Leaderboard.rows`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from evalcore.schema import DEFAULT_TIE_POLICY
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One evaluation condition; ``None`` means 'any' (for ``instruction``: one state per system, see
+    :mod:`evalcore.store`)."""
+
+    benchmark: str
+    metric: str = "ndcg@10"
+    setting: str = "full"  # 'full' | 'mcr'
+    instruction: bool | None = False
+    precision: str = "fp32"
+    tie_policy: str = DEFAULT_TIE_POLICY
+
+
+@dataclass
+class SkippedFile:
+    """A parquet file (or a folder) under the data dir that was not loaded, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class LoadWarning:
+    """Rows of a loaded file that were left out or changed at load (the rest of the file is used), and why."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class Leaderboard:
+    """Result of :meth:`Store.leaderboard`."""
+
+    ranked: pd.DataFrame  # rank, system, G, G_min, G_max, G_expected, mean, mean_min, mean_max, mean_expected,
+    #                       borda, n_tasks, complete, zero_task, has_query_data, G_lo, G_hi, mean_lo, mean_hi,
+    #                       rank_lo, rank_hi, then one column per task (``tasks``); ``rank`` (and rank_lo/hi)
+    #                       follow ``ranked_by`` (G_lo..rank_hi NaN without per-query data for every task)
+    incomplete: pd.DataFrame  # system, n_tasks, missing_tasks (list[str]), reason (str), then the task columns
+    #                           (values where usable, else NaN)
+    tasks: list[str]  # the task columns of ``ranked``, in order (a task's name, or "<name> (task)" when its
+    #                   name is a summary column such as "rank" or "G": see aggregate.task_column_labels)
+    zero_task_systems: list[str] = field(default_factory=list)  # ranked systems with G = 0 from a zero task
+    bootstrap: int = 0  # resamples used for G_lo/G_hi (0 = no per-query data)
+    ranked_by: str = "G"  # the aggregate ``rank`` follows: "G" (geometric mean) or "mean" (arithmetic mean)
+    task_names: list[str] = field(default_factory=list)  # the task names of ``tasks``, in the same order
+    policy_swaps: pd.DataFrame | None = None  # pairs ordered one way by ``tie_policy`` and the other by their
+    #   expected values (aggregate.order_swaps: system_1 ahead by policy, behind by expected; value_1/2,
+    #   expected_1/2 in ``ranked_by``); empty = no pair; None = not computed (too many systems)
+    tie_policy: str | None = None  # the tie policy of the oblivious values ranked
+
+    def rows(self) -> pd.DataFrame:
+        """Every system, ranked ones first (by rank) then the systems not ranked: the ``ranked`` columns, with
+        ``rank`` and the aggregates empty, ``complete`` False and ``n_tasks`` counting usable tasks for the
+        latter (their task values where usable). What an export carries."""
+        rest = self.incomplete.drop(columns=["missing_tasks", "reason"], errors="ignore").assign(complete=False)
+        frame = pd.concat([self.ranked, rest], ignore_index=True)
+        frame["rank"] = frame["rank"].astype("Int64")
+        frame["complete"] = frame["complete"].astype(bool)
+        for column in ("has_query_data", "zero_task"):
+            if column in frame:
+                frame[column] = frame[column].astype("boolean")
+        return frame[list(self.ranked.columns)] if len(self.ranked.columns) else frame
+
+
+@dataclass
+class RankFlips:
+    """Result of :meth:`Store.rank_flips` (systems complete under both conditions only)."""
+
+    ranks: pd.DataFrame  # system, G_a, G_b, G_min_a, G_max_a, G_min_b, G_max_b, rank_a, rank_b, rank_change
+    #                      (rank_change = rank_b - rank_a; positive = moved down)
+    flipped_pairs: pd.DataFrame  # system_1, system_2 (system_1 ranked above system_2 under a, below under b),
+    #                              G_a_1, G_a_2, G_b_1, G_b_2, intervals_overlap (bool: [G_min,G_max] overlap in a or b)
+    kendall_tau_b: float  # between G_a and G_b (NaN with < 2 systems)
+    overlapping_pairs: pd.DataFrame  # condition ('a'|'b'), system_1, system_2, lo_1, hi_1, lo_2, hi_2
+    #                                  (pairs whose tie-aware [G_min, G_max] intervals overlap; published
+    #                                   rows without min/max are not included)
+    tasks: list[str] = field(default_factory=list)  # tasks G was computed over (present under both)
+
+
+@dataclass
+class Gap:
+    """Result of :meth:`Store.instruction_gap` / :meth:`Store.mcr_vs_full`: b − a per task and in G."""
+
+    per_task: pd.DataFrame  # system, task, a, b, gap (= b - a)
+    per_system: pd.DataFrame  # system, G_a, G_b, gap (= G_b - G_a), n_tasks (tasks present under both)
+    label_a: str  # e.g. 'without instruction' / 'full'
+    label_b: str  # e.g. 'with instruction' / 'mcr'
+
+
+@dataclass
+class PairedTest:
+    """Result of :meth:`Store.paired_test` (two-sided paired randomization / sign-flip test)."""
+
+    system_a: str
+    system_b: str
+    task: str | None  # None = all shared tasks (statistic = mean over tasks of the per-task mean difference)
+    observed_diff: float  # mean(a - b) (oblivious values)
+    p_value: float  # (1 + #{|resampled| >= |observed|}) / (1 + n_resamples)
+    n_queries: int  # paired queries used
+    n_tasks: int
+    n_resamples: int
