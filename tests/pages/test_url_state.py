@@ -144,16 +144,16 @@ def test_hostile_values_never_reach_the_store(open_url, synthetic_dir, monkeypat
     """Every SQL text and bound parameter the store runs while drawing a hostile URL is free of it."""
     import streamlit as st
 
-    from evalcore.store import Store
+    from evalcore.store.queries import Database
 
     seen: list[str] = []
-    original = Store._query
+    original = Database.run  # every statement of every question goes through it
 
-    def recording(self, sql, params=None):
+    def recording(self, sql, params=None, **kwargs):
         seen.append(sql + " " + repr(params))
-        return original(self, sql, params)
+        return original(self, sql, params, **kwargs)
 
-    monkeypatch.setattr(Store, "_query", recording)
+    monkeypatch.setattr(Database, "run", recording)
     st.cache_data.clear()
     params = {key: HOSTILE["sql"] for key in ("bench", "metric", "setting", "instr", "prec", "ties", "q", "open")}
     params |= {"family": [HOSTILE["script"]], "sys": [HOSTILE["sql"]]}
