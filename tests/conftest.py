@@ -14,17 +14,14 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_sums_cache(tmp_path_factory):
-    """The store's on-disk caches go to a per-session temp folder (inherited by subprocesses), never to the
-    user's ~/.cache. Cached Leaderboard intervals are off by default: a test that computes an interval twice
-    (say, once per code path) must run the computation both times; tests/test_store_interval_cache.py turns
-    them on."""
+def _private_cache(tmp_path_factory):
+    """``TIEBREAK_CACHE`` (the folder a deployment names for run-time caches) is a per-session temp folder,
+    inherited by subprocesses: nothing a test starts writes into the user's folders."""
     import os
 
     folder = tmp_path_factory.mktemp("tiebreak-cache")
-    previous = {name: os.environ.get(name) for name in ("TIEBREAK_CACHE", "TIEBREAK_CACHE_SKIP")}
+    previous = {name: os.environ.get(name) for name in ("TIEBREAK_CACHE",)}
     os.environ["TIEBREAK_CACHE"] = str(folder)
-    os.environ["TIEBREAK_CACHE_SKIP"] = "intervals"
     yield folder
     for name, value in previous.items():
         if value is None:
