@@ -30,7 +30,7 @@ from typing import ParamSpec, TypeVar
 import pandas as pd
 import streamlit as st
 
-from evalcore.store import DATA_ENV, Condition, Gap, Leaderboard, PairedTest, RankFlips, SkippedFile, Store
+from evalcore.store import Condition, Gap, Leaderboard, PairedTest, RankFlips, SkippedFile, Store, data_dir
 
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -48,9 +48,7 @@ def data_dir_from(argv: list[str] | None = None, environ: dict | None = None) ->
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--data", default=None)
     args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    environ = os.environ if environ is None else environ
-    chosen = args.data or environ.get(DATA_ENV) or DEFAULT_DATA_DIR
-    return Path(chosen).expanduser().resolve()
+    return data_dir(args.data, default=DEFAULT_DATA_DIR, environ=environ).resolve()
 
 
 # -------------------------------------------------------------------------------------------- the store

@@ -91,13 +91,10 @@ def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
 
 def _data_dir(text: str | None):
     """The data directory, or InputError when it is missing or not a folder."""
-    import os
-    from pathlib import Path
-
     from evalcore.errors import InputError
-    from evalcore.store import DATA_ENV
+    from evalcore.store import data_dir
 
-    path = Path(text if text is not None else (os.environ.get(DATA_ENV) or "data"))
+    path = data_dir(text)
     if not path.exists():
         raise InputError("data directory not found (expected a folder of result parquet files)", path)
     if not path.is_dir():
