@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures += 1
                 continue
             paths = [f"data/real/query_metrics/rar-b_{task}.parquet", "data/real/systems.parquet",
-                     "data/real/timings.json"]
+                     "data/real/timings.json", f"data/real/query_metrics/_derived/rar-b_{task}.sums.parquet"]
             if args.readme:
                 readme = subprocess.run([sys.executable, str(SCRIPT), "--readme", str(args.readme), *args.extra],
                                         cwd=REPO_ROOT, env=env, capture_output=True, text=True)
