@@ -417,17 +417,21 @@ def write_compact_parquet_files(frames: dict[str | Path, pd.DataFrame]) -> None:
     over an hour ago are removed (:func:`evalcore.outputs.sweep_temporaries`)."""
     from contextlib import ExitStack
 
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from evalcore.formats import atomic_path
     from evalcore.outputs import sweep_temporaries
 
     paths = [Path(path) for path in frames]
     with ExitStack() as renames:  # on leaving: every staged file renamed into place, or all removed
         for path, frame in zip(paths, frames.values()):
-            temporary = renames.enter_context(atomic_path(path, "results"))
-            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), temporary, compression="zstd",
-                           compression_level=9)
+            write_compact_table(frame, renames.enter_context(atomic_path(path, "results")))
     for folder in {path.parent for path in paths}:  # what killed writers left there earlier
         sweep_temporaries(folder)
+
+
+def write_compact_table(frame: pd.DataFrame, path: str | Path) -> None:
+    """``frame`` as zstd parquet (level 9, dictionary-encoded strings) at ``path``, as it is (not atomically:
+    the writers above stage it)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, compression="zstd", compression_level=9)

@@ -290,7 +290,7 @@ def test_two_ingests_of_the_same_results_started_together_land_once(tmp_path: Pa
 
     args, data = _ingest_args(tmp_path, "q1\tQ0\td1\t1\t1.0\tx\nq2\tQ0\td3\t1\t2.0\tx\n", "m")
     a_writing, b_at_lock, release = threading.Event(), threading.Event(), threading.Event()
-    real_write, real_lock = importers.write_compact_parquet, ingest.ingest_lock
+    real_write, real_lock = importers.write_compact_table, ingest.ingest_lock
 
     def slow_write(frame, path):
         if not a_writing.is_set():  # A: hold the lock until B has got past its early check
@@ -303,7 +303,7 @@ def test_two_ingests_of_the_same_results_started_together_land_once(tmp_path: Pa
             b_at_lock.set()
         return real_lock(folder)
 
-    monkeypatch.setattr(importers, "write_compact_parquet", slow_write)
+    monkeypatch.setattr(importers, "write_compact_table", slow_write)
     monkeypatch.setattr(ingest, "ingest_lock", lock)
     codes: dict[str, int] = {}
     a = threading.Thread(target=lambda: codes.setdefault("a", main(args)))

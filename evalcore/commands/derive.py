@@ -2,8 +2,9 @@
 (``query_metrics``) parquet file ``F.parquet``, ``F.sums.parquet`` beside it, keyed by F's sha256 and size and
 a format version (see :mod:`evalcore.store.derived`) — so that a store opening the folder reads a few small
 files instead of scanning every per-query row. Only missing or stale sums files are written; sums files whose
-source is gone are removed. ``evalcore ingest``, the import commands and the real-runs generator run this step
-after they write; run it yourself after copying per-query files into a data folder by hand.
+source is gone are removed. The import commands and the real-runs generator run this step after they write
+(``evalcore ingest`` writes its file's sums with it); run it yourself after copying per-query files into a
+data folder by hand.
 
 ``--check`` writes nothing and exits 1 when a sums file is missing, stale or orphaned (for CI).
 """
@@ -45,24 +46,3 @@ def run(args: argparse.Namespace) -> int:
         return 1 if report.written or report.removed else 0
     return 0
 
-
-def after_write(paths) -> None:
-    """The derive step of a command that has just written per-query files ``paths``: their sums files, at once
-    (a failure to write one is a warning: the store then computes the sums in memory)."""
-    import sys
-    from pathlib import Path
-
-    from evalcore.errors import InputError
-    from evalcore.store import derived
-
-    paths = [Path(p) for p in paths]
-    if not paths:
-        return
-    try:
-        report = derived.derive(paths[0].parent, only=paths)
-    except InputError as exc:
-        print(f"evalcore: warning: derived sums not written ({exc}); the store computes them in memory",
-              file=sys.stderr)
-        return
-    for path, reason in report.unreadable:
-        print(f"evalcore: warning: {path}: {reason}", file=sys.stderr)

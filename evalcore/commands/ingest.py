@@ -1,6 +1,7 @@
 """``evalcore ingest``: evaluate one run against qrels with the tie-aware engine and add its per-query rows
 (``query_metrics``) to the data directory as a new parquet file under ``<data>/ingested/`` (written
-atomically; existing files are never rewritten), and its derived sums beside it (``evalcore derive``). Refuses a (system, condition, task, metric) that the data
+atomically; existing files are never rewritten) together with its derived sums (``_derived/``, see
+:mod:`evalcore.store.derived`). Refuses a (system, condition, task, metric) that the data
 directory already holds, so task means never double count: checked before the evaluation (to fail fast) and
 again under an exclusive lock of the ``<data>/ingested/`` folder right before the write, so two ingests of
 the same results started together cannot both land.
@@ -185,11 +186,11 @@ def run(args: argparse.Namespace) -> int:
     from evalcore.commands._options import metrics_option, tie_policy_option
     from evalcore.engine import evaluate
     from evalcore.errors import InputError
-    from evalcore.importers import write_compact_parquet
+    from evalcore import importers
     from evalcore.outputs import check_output_folder, writing
     from evalcore.schema import QUERY_METRICS
-    from evalcore.commands.derive import after_write
-    from evalcore.store import Store, data_dir
+    from evalcore.outputs import sweep_temporaries
+    from evalcore.store import Store, data_dir, derived
 
     for name in ("system", "benchmark", "task", "precision"):
         if not getattr(args, name).strip():
@@ -216,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     with writing(out, "ingested results"), ingest_lock(out.parent):
         store.reload()  # what landed while this run was evaluated
         _refuse_duplicates(store, args, metrics, instruction)
-        write_compact_parquet(frame, out)
-        after_write([out])  # its derived sums, before the lock is released
+        derived.write_with_sums(out, lambda temporary: importers.write_compact_table(frame, temporary))  # + sums
+    sweep_temporaries(out.parent)  # what killed ingests left there earlier
     print(f"ingest: {per_query['qid'].nunique()} queries × {len(metrics)} metrics → {out}")
     return 0

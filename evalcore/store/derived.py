@@ -10,8 +10,9 @@ uses a sums file only when all of these match the file it finds next to it; othe
 table in memory (one scan, :func:`scan_sums`) and logs why. A content hash, not a modification time or an
 inode: those change with every copy and ``git clone``, while the bytes, and hence the sums, do not.
 
-Who writes them: ``evalcore derive`` (:func:`derive`), which ``evalcore ingest``, the import commands and the
-real-runs generator call after they write. The store never writes (the data folder may be read-only).
+Who writes them: ``evalcore derive`` (:func:`derive`), which the import commands and the real-runs generator
+call after they write, and ``evalcore ingest``, which writes its new file and its sums as one set
+(:func:`write_with_sums`). The store never writes (the data folder may be read-only).
 
 Why sums are enough for the checks: a group's values are valid when none is NULL, NaN or infinite
 (``n_null_values`` and the finiteness of the sums), none is below 0 (``lowest``) or above 1 for a metric
@@ -27,7 +28,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -349,19 +350,47 @@ def read_sums(path: Path) -> "pa.Table":
     return table
 
 
+def _write_table(path: Path, table: "pa.Table", source_name: str, version: SourceVersion) -> None:
+    import pyarrow.parquet as pq
+
+    record = {METADATA_KEY: json.dumps({"format": FORMAT, "source": source_name, "source_size": version.size,
+                                        "source_sha256": version.sha256})}
+    pq.write_table(table.cast(sums_schema()).replace_schema_metadata(record), path, compression="zstd")
+
+
 def write_sums(source: Path, table: "pa.Table", version: SourceVersion) -> Path:
     """Write ``table`` (the sums of ``source`` at ``version``) to :func:`sums_path` atomically."""
-    import pyarrow.parquet as pq
+    from evalcore.formats import atomic_path
+
+    target = sums_path(source)
+    with atomic_path(target, "derived sums") as temporary:
+        _write_table(temporary, table, source.name, version)
+    return target
+
+
+def write_with_sums(path: Path, write: "Callable[[Path], None]") -> None:
+    """Write a new per-query file and its sums as one set: ``write(temporary)`` stages the file, its sums are
+    computed from those very bytes, then both are renamed into place, the file first (so a kill leaves nothing,
+    both, or — between the two renames — the file without sums, which the store computes in memory)."""
+    from contextlib import ExitStack
+
+    import duckdb
 
     from evalcore.formats import atomic_path
 
-    footer = {METADATA_KEY: json.dumps({"format": FORMAT, "source": source.name, "source_size": version.size,
-                                        "source_sha256": version.sha256})}
-    target = sums_path(source)
-    table = table.cast(sums_schema()).replace_schema_metadata(footer)
-    with atomic_path(target, "derived sums") as temporary:
-        pq.write_table(table, temporary, compression="zstd")
-    return target
+    with ExitStack() as renames:  # left in reverse: the per-query file is renamed first, then its sums
+        sums_temporary = renames.enter_context(atomic_path(sums_path(path), "derived sums"))
+        temporary = renames.enter_context(atomic_path(path, "per-query results"))
+        write(temporary)
+        version, _ = source_version(temporary)
+        conn = duckdb.connect(":memory:")
+        try:
+            sums = scan_sums(conn, [temporary])[temporary]
+        finally:
+            conn.close()
+        if isinstance(sums, Exception):
+            raise sums
+        _write_table(sums_temporary, sums, path.name, version)
 
 
 # -- evalcore derive ---------------------------------------------------------------------------------------
