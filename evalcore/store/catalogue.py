@@ -530,7 +530,12 @@ class Catalogue:
                 pass
             conn.execute("SET enable_progress_bar = false")  # a long first scan must not draw on the CLI's stderr
             loaded = Loaded(conn, [], frozenset(), False, skipped, warnings, folder_fingerprint)
-            checked, versions = self._query_sums(conn, by_kind[QUERY_METRICS], loaded)
+
+            def meanwhile() -> None:  # while the per-query files are hashed (hashlib lets go of the GIL)
+                _load_task_scores(conn, by_kind[TASK_SCORES], skipped, warnings)
+                _load_systems(conn, by_kind[SYSTEMS], skipped, warnings)
+
+            checked, versions = self._query_sums(conn, by_kind[QUERY_METRICS], loaded, meanwhile)
             for path, reason in self._repeating(conn, checked, versions).items():
                 skipped.append(SkippedFile(str(path), reason))
                 del checked[path]
@@ -559,8 +564,6 @@ class Catalogue:
                 conn.execute(f"CREATE TABLE query_metrics ({schema.column_definitions(schema.QUERY_METRICS)})")
             loaded.query_files = query_files
             loaded.null_key_files = frozenset(loaded.null_key_files) & frozenset(query_files)
-            _load_task_scores(conn, by_kind[TASK_SCORES], skipped, warnings)
-            _load_systems(conn, by_kind[SYSTEMS], skipped, warnings)
         for item in skipped:
             log.warning("skipped %s: %s", item.path, item.reason)
         for item in warnings:
@@ -572,10 +575,13 @@ class Catalogue:
                      "`evalcore derive --data %s` writes them", len(loaded.sums_computed), shown, more, self.root)
         return loaded
 
-    def _query_sums(self, conn, paths: list[Path], loaded: Loaded) -> tuple[dict, dict]:
+    def _query_sums(self, conn, paths: list[Path], loaded: Loaded, meanwhile) -> tuple[dict, dict]:
         """({usable per-query file: its checked sums}, {file: its FileStat}); skipped files and warnings are
         added to ``loaded``. Each file's sums come from memory (same file version as at the last load), from
-        its derived file (when it matches the file's sha256 and the format), or from one scan of all the rest."""
+        its derived file (when it matches the file's sha256 and the format), or from one scan of all the rest.
+        ``meanwhile()`` runs while the files are hashed (on another thread)."""
+        from concurrent.futures import ThreadPoolExecutor
+
         versions: dict[Path, derived.FileStat] = {}
         found: dict[Path, _FileSums] = {}
         new: list[Path] = []
@@ -594,30 +600,44 @@ class Catalogue:
         why = {path: "no derived sums file" for path in new}
         with_sums = {path: derived.sums_path(path) for path in new if derived.sums_path(path).is_file()}
         footers = derived.read_footers(conn, list(with_sums.values()))
-        to_read: dict[Path, Path] = {}
+        candidates: dict[Path, Path] = {}  # per-query file -> its sums file, when the footer names it
         for path, sums_path in with_sums.items():
             info = footers[sums_path]
-            try:
-                if isinstance(info, Exception):
-                    raise info
-                if info is None or info.source != path.name:
-                    why[path] = f"its sums file {sums_path.name} has no footer record naming {path.name}"
-                elif info.format != derived.FORMAT:
-                    why[path] = f"its sums file {sums_path.name} has format {info.format}, expected {derived.FORMAT}"
-                else:
-                    version, versions[path] = derived.source_version(path)
-                    if info.matches(version):
-                        to_read[path] = sums_path
-                    else:
-                        why[path] = f"its sums file {sums_path.name} was derived from other bytes (stale)"
-            except Exception as exc:  # unreadable source or sums file: computed from the source
-                why[path] = f"its sums file {sums_path.name} cannot be used ({one_line(exc)})"
-        for path, table in zip(to_read, derived.read_many(conn, list(to_read.values())).values()):
-            if isinstance(table, Exception):
-                why[path] = f"its sums file {to_read[path].name} cannot be used ({one_line(table)})"
+            if isinstance(info, Exception):
+                why[path] = f"its sums file {sums_path.name} cannot be used ({one_line(info)})"
+            elif info is None or info.source != path.name:
+                why[path] = f"its sums file {sums_path.name} has no footer record naming {path.name}"
+            elif info.format != derived.FORMAT:
+                why[path] = f"its sums file {sums_path.name} has format {info.format}, expected {derived.FORMAT}"
             else:
+                candidates[path] = sums_path
+
+        def hash_all() -> dict:
+            hashed = {}
+            for path in candidates:
+                try:
+                    hashed[path] = derived.source_version(path)
+                except OSError as exc:
+                    hashed[path] = exc
+            return hashed
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            hashing = pool.submit(hash_all)
+            tables = derived.read_many(conn, list(candidates.values()))
+            meanwhile()
+            hashed = hashing.result()
+        for path, sums_path in candidates.items():
+            table, version = tables[sums_path], hashed[path]
+            problem = next((item for item in (version, table) if isinstance(item, Exception)), None)
+            if problem is not None:  # unreadable source or sums file: computed from the source
+                why[path] = f"its sums file {sums_path.name} cannot be used ({one_line(problem)})"
+                continue
+            version, versions[path] = version
+            if footers[sums_path].matches(version):
                 found[path] = _FileSums(table, True)
                 loaded.sums_read += 1
+            else:
+                why[path] = f"its sums file {sums_path.name} was derived from other bytes (stale)"
         to_scan = [path for path in new if path not in found]
         loaded.sums_computed.extend((str(path), why[path]) for path in to_scan)
         for path, table in (derived.scan_sums(conn, to_scan) if to_scan else {}).items():

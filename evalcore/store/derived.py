@@ -3,12 +3,13 @@ folder, written once, beside that file, as versioned parquet.
 
 One kind today, the **query sums** of a ``query_metrics`` file ``F.parquet``: ``_derived/F.sums.parquet`` in
 F's folder (a ``_``-prefixed folder, as parquet's own ``_metadata`` summary files: Spark, Hadoop and a glob of
-``*.parquet`` in the folder pass it by), one row per (system, condition, task, metric) group of F with the sums its task means come from and
-the aggregates the load checks (:data:`SUMS_SCHEMA`). Its parquet footer (key :data:`METADATA_KEY`) says what
-it was derived from — the source's file name, size and sha256 — and the format (:data:`FORMAT`). The store
-uses a sums file only when all of these match the file it finds next to it; otherwise it computes the same
-table in memory (one scan, :func:`scan_sums`) and logs why. A content hash, not a modification time or an
-inode: those change with every copy and ``git clone``, while the bytes, and hence the sums, do not.
+``*.parquet`` in the folder pass it by), one row per (system, condition, task, metric) group of F with the
+sums its task means come from and the aggregates the load checks (:func:`sums_schema`). Its parquet footer
+(key :data:`METADATA_KEY`) says what it was derived from — the source's file name, size and sha256 — and the
+format (:data:`FORMAT`). The store uses a sums file only when all of these match the file it finds; otherwise
+it computes the same table in memory (one scan, :func:`scan_sums`) and logs why. A content hash, not a
+modification time or an inode: those change with every copy and ``git clone``, while the bytes, and hence the
+sums, do not.
 
 Who writes them: ``evalcore derive`` (:func:`derive`), which the import commands and the real-runs generator
 call after they write, and ``evalcore ingest``, which writes its new file and its sums as one set
@@ -109,8 +110,8 @@ def scan_sums(conn: "duckdb.DuckDBPyConnection", paths: list[Path]) -> dict[Path
         ends = np.searchsorted(files[order], names, side="right")
         if int((ends - starts).sum()) == table.num_rows:  # every group is attributed to one of ``paths``
             # a file without rows has no groups: an empty table, as when read on its own
-            return {path: _without_file(table.take(order[start:end]))
-                    for path, start, end in zip(paths, starts, ends)}
+            ordered = _without_file(table.take(order))  # one take, then zero-copy slices
+            return {path: ordered.slice(start, end - start) for path, start, end in zip(paths, starts, ends)}
     found: dict[Path, object] = {}
     for path in paths:
         try:
@@ -328,7 +329,8 @@ def read_many(conn: "duckdb.DuckDBPyConnection", paths: list[Path]) -> dict[Path
     names = [str(p) for p in paths]
     starts = np.searchsorted(files[order], names, side="left")
     ends = np.searchsorted(files[order], names, side="right")
-    return {path: table.take(order[start:end]) for path, start, end in zip(paths, starts, ends)}
+    ordered = table.take(order)  # one take, then zero-copy slices (a take per file cost ~5 ms each)
+    return {path: ordered.slice(start, end - start) for path, start, end in zip(paths, starts, ends)}
 
 
 def footer(path: Path) -> DerivedFrom | None:
