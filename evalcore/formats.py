@@ -594,13 +594,19 @@ def _float_ids_as_text(values: pa.Array, name: str, path: Path, numbers: LineNum
     return pc.if_else(integral, as_int, values.cast(pa.string()))
 
 
-def _as_scores(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumbers) -> pa.Array:
-    """Scores as finite float64; text is parsed, NaN / inf / overflow (1e309) are rejected."""
+def _decoded_without_nulls(values: pa.Array | pa.ChunkedArray, name: str, path: Path, numbers: LineNumbers) -> pa.Array:
+    """One array of plain values (chunks combined, a dictionary decoded); InputError at the first NULL."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
-    _no_nulls(values, "score", path, numbers)
+    _no_nulls(values, name, path, numbers)
+    return values
+
+
+def _as_scores(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumbers) -> pa.Array:
+    """Scores as finite float64; text is parsed, NaN / inf / overflow (1e309) are rejected."""
+    values = _decoded_without_nulls(values, "score", path, numbers)
     text = values if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) else None
     if text is None and not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)
                              or pa.types.is_decimal(values.type)):
@@ -623,11 +629,7 @@ def _as_scores(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumb
 
 def _as_grades(values: pa.Array | pa.ChunkedArray, path: Path, numbers: LineNumbers) -> pa.Array:
     """Relevance grades as int64 >= 0; "2" and "2.0" are accepted, "1.5", "abc", "-1" are not."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-    _no_nulls(values, "relevance", path, numbers)
+    values = _decoded_without_nulls(values, "relevance", path, numbers)
     expected = "expected a non-negative integer relevance grade"
     if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
         bad = _first_true(pc.invert(pc.match_substring_regex(values, _GRADE_PATTERN)))
