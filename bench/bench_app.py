@@ -36,6 +36,8 @@ intermediate mark: health.
     python bench/bench_app.py --no-floor            # skip the Streamlit floor row
     python bench/bench_app.py --cache-skip intervals  # servers recompute every Leaderboard interval
     python bench/bench_app.py --compare-app before=/tmp/before/app.py   # and an older checkout, same run
+    python bench/bench_app.py --skip-large --first-visits 7 --compare-app before=/tmp/before/app.py
+        # only "start → rendered, first visit", the apps (and the floor) alternating, 7 rounds
 
 The servers use the store's on-disk caches as they are (``$TIEBREAK_CACHE``, evalcore/disk_cache.py): after
 one earlier start on the same files they read the per-file sums, resample counts and Leaderboard intervals
@@ -288,6 +290,33 @@ def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
     return cold, warm
 
 
+def alternate_first_visits(apps: list[tuple[str, Path]], data_dir: Path, rounds: int, log_dir: Path) -> int:
+    """``start → rendered, first visit`` (a fresh browser context per start) for every app once per round, the
+    apps alternating, so that the machine's drift hits them alike; prints medians and ratios to the floor."""
+    from playwright.sync_api import sync_playwright
+
+    times: dict[str, list[float]] = {label: [] for label, _ in apps}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for _ in range(rounds):
+            for label, app in apps:
+                env = dict(os.environ, TIEBREAK_CACHE=str(log_dir / f"cache-{label}"))
+                context = browser.new_context(viewport=VIEWPORT)
+                proc, _, _, _, done = _cold_start(context, data_dir, log_dir / f"first_{label}.log", app=app, env=env)
+                times[label].append(done)
+                context.close()
+                _stop(proc)
+        browser.close()
+    floor = statistics.median(times["floor"])
+    print(f"| app | start → rendered, first visit: median (all) (s) | ratio to the floor |\n|---|---:|---:|")
+    for label, values in times.items():
+        print(f"| {label} | {statistics.median(values):.2f} ({', '.join(f'{t:.2f}' for t in values)}) | "
+              f"{statistics.median(values) / floor:.2f}× |")
+    load = os.getloadavg()
+    print(f"\n{rounds} rounds on `{data_dir}`; load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.")
+    return 0
+
+
 def _labelled(spec: str) -> tuple[str, Path]:
     """``LABEL=PATH`` of ``--compare-app`` → (label, absolute path of that checkout's app.py)."""
     label, _, path = spec.partition("=")
@@ -339,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-skip", default="", metavar="KINDS",
                         help="on-disk cache kinds the servers neither read nor write (TIEBREAK_CACHE_SKIP), "
                              "e.g. intervals")
+    parser.add_argument("--first-visits", type=int, default=0, metavar="ROUNDS",
+                        help="only time start → rendered for a first visit, every app once per round, alternating")
     parser.add_argument("--compare-app", action="append", default=[], metavar="LABEL=PATH",
                         help="also measure another checkout's app.py (repeatable), e.g. before=/tmp/before/app.py")
     args = parser.parse_args(argv)
@@ -360,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = ROOT / "bench" / "out"
     log_dir.mkdir(parents=True, exist_ok=True)
     compiled = compile_app_modules([app.parent for _, app in apps])
+    if args.first_visits:
+        return alternate_first_visits(apps + [("floor", FLOOR_APP)], dirs[0], args.first_visits, log_dir)
     load_before = os.getloadavg()
     calibration_before = cpu_calibration()
     results = []
