@@ -107,19 +107,27 @@ def _strip_gz(path: Path) -> Path:
     return path.with_suffix("") if path.suffix.lower() == ".gz" else path
 
 
-def _first_bytes(path: Path, size: int = 1 << 16) -> bytes:
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Errors of reading ``path`` inside the block as one InputError naming it: missing, a directory, an I/O or
+    decompression error (other errors, an InputError of a limit included, pass as they are)."""
     try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rb") as handle:
-                return handle.read(size)
-        with open(path, "rb") as handle:
-            return handle.read(size)
+        yield
     except FileNotFoundError:
         raise InputError("file not found", path) from None
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", path) from None
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read file ({one_line(exc)})", path) from None
+
+
+def _first_bytes(path: Path, size: int = 1 << 16) -> bytes:
+    with _reading(path):
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rb") as handle:
+                return handle.read(size)
+        with open(path, "rb") as handle:
+            return handle.read(size)
 
 
 def _first_line_fields(head: bytes) -> tuple[str, list[str]]:
@@ -239,7 +247,7 @@ def _read_bytes(path: Path, text: bool = True) -> bytes:
     blank_runs = [] if max_blank is None else [b"\n" * (max_blank + 2), b"\r\n" * (max_blank + 2)]
     blocks: list[bytes] = []
     size = lines = open_line = 0  # open_line: bytes of the line not ended yet
-    try:
+    with _reading(path):
         with (gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")) as handle:
             while block := handle.read(_READ_BLOCK):
                 size += len(block)
@@ -258,12 +266,6 @@ def _read_bytes(path: Path, text: bool = True) -> bytes:
                     raise LINE_BYTES.exceeded(max_line, path, lines + ends + 1)
                 lines += ends
                 blocks.append(block)
-    except FileNotFoundError:
-        raise InputError("file not found", path) from None
-    except IsADirectoryError:
-        raise InputError("expected a file, found a directory", path) from None
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"cannot read file ({one_line(exc)})", path) from None
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
@@ -307,15 +309,9 @@ def load_json_file(path: str | Path) -> object:
     nested deeper than Python's parser goes (json raises RecursionError there, which is no ValueError)."""
     path = Path(path)
     max_bytes = INPUT_BYTES.value()
-    try:
+    with _reading(path):
         with open(path, "rb") as handle:
             data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise InputError("file not found", path) from None
-    except IsADirectoryError:
-        raise InputError("expected a file, found a directory", path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({one_line(exc)})", path) from None
     if max_bytes is not None and len(data) > max_bytes:
         raise INPUT_BYTES.exceeded(max_bytes, path)
     try:
