@@ -880,13 +880,18 @@ def _pick_parquet_columns(parquet_file, names: dict[str, tuple[str, ...]], path:
 def _read_run_columns(path: Path, fmt: str) -> tuple[pa.Table, LineNumbers]:
     if fmt == "trec":
         return _read_trec_run(path)
-    if fmt == "parquet":
-        columns, numbers = _read_parquet_table(path, RUN_COLUMN_NAMES, "run"), LineNumbers(1)
-    elif fmt == "jsonl":
-        columns, numbers = _read_jsonl_table(path, RUN_COLUMN_NAMES, "run")
-    else:
-        columns, numbers = _read_delimited_table(path, "," if fmt == "csv" else "\t", RUN_COLUMN_NAMES, "run")
+    columns, numbers = _read_named_columns(path, fmt, RUN_COLUMN_NAMES, "run")
     return _canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers), numbers
+
+
+def _read_named_columns(path: Path, fmt: str, names, what: str) -> tuple[dict[str, pa.Array], LineNumbers]:
+    """The named columns (aliases accepted) of a parquet, JSON-lines, CSV or TSV run or qrels file, with the
+    line number of each row."""
+    if fmt == "parquet":
+        return _read_parquet_table(path, names, what), LineNumbers(1)
+    if fmt == "jsonl":
+        return _read_jsonl_table(path, names, what)
+    return _read_delimited_table(path, "," if fmt == "csv" else "\t", names, what)
 
 
 def read_run(path: str | Path, *, fmt: str | None = None, maxp: bool = False) -> pa.Table:
@@ -1242,12 +1247,8 @@ def read_qrels(path: str | Path, *, fmt: str | None = None) -> pa.Table:
         _require_rows(len(lines.text), path, "qrels")
         qids, _, docids, grades = _split_whitespace_columns(lines, path, 4, _TREC_QRELS_LAYOUT, (0, 2, 3))
         columns, numbers = {"qid": qids, "docid": docids, "relevance": grades}, lines.numbers
-    elif fmt == "parquet":
-        columns, numbers = _read_parquet_table(path, QRELS_COLUMN_NAMES, "qrels"), LineNumbers(1)
-    elif fmt == "jsonl":
-        columns, numbers = _read_jsonl_table(path, QRELS_COLUMN_NAMES, "qrels")
     else:
-        columns, numbers = _read_delimited_table(path, "," if fmt == "csv" else "\t", QRELS_COLUMN_NAMES, "qrels")
+        columns, numbers = _read_named_columns(path, fmt, QRELS_COLUMN_NAMES, "qrels")
     return _qrels_from_columns(columns, path, numbers)
 
 
