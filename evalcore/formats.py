@@ -868,7 +868,7 @@ def _open_parquet(path: Path):
         raise InputError("file not found", path)
     try:
         return pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # a damaged footer's key-value text too
         raise InputError(f"expected a parquet file, cannot read its footer ({one_line(exc)})", path) from None
 
 
