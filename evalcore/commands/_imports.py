@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 
-def add_common_arguments(parser: argparse.ArgumentParser, default_source: str) -> None:
+def add_common_arguments(parser: argparse.ArgumentParser, path_help: str, default_source: str) -> None:
+    parser.add_argument("path", help=path_help)
     parser.add_argument("--out", default="data/published", help="output folder (default data/published)")
     parser.add_argument("--source", default=None,
                         help=f"source label stored with every row (default {default_source})")
@@ -25,6 +26,15 @@ def warner(command: str):
         print(f"evalcore {command}: warning: {one_line(message)}", file=sys.stderr)
 
     return warn
+
+
+def read_and_write(args: argparse.Namespace, command: str, read, default_source: str, names: tuple[str, str],
+                   what: str):
+    """An import command's work: ``read(args.path, source=..., warn=...)`` -> (task_scores, systems), written
+    as ``names`` into ``--out`` (:func:`write_import`); returns (task_scores, systems, the output folder)."""
+    task_scores, systems = read(args.path, source=args.source or default_source, warn=warner(command))
+    out = write_import(dict(zip(names, (task_scores, systems))), args, len(task_scores), what)
+    return task_scores, systems, out
 
 
 def write_import(frames: dict[str, "object"], args: argparse.Namespace, n_rows: int, what: str) -> Path:

@@ -8,18 +8,17 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from evalcore.commands._imports import add_common_arguments
 
-    parser.add_argument("path", help="MTEB results folder (results/<org__model>/<revision>/<Task>.json) or its parent")
-    add_common_arguments(parser, "mteb-results@f4cc6c8")
+    add_common_arguments(parser, "MTEB results folder (results/<org__model>/<revision>/<Task>.json) or its parent",
+                         "mteb-results@f4cc6c8")
 
 
 def run(args: argparse.Namespace) -> int:
     from evalcore import importers
-    from evalcore.commands._imports import warner, write_import
+    from evalcore.commands._imports import read_and_write
 
-    task_scores, systems = importers.read_mteb_results(args.path, source=args.source or importers.MTEB_SOURCE,
-                                                       warn=warner("import-mteb"))
-    out = write_import({"mteb_task_scores.parquet": task_scores, "mteb_systems.parquet": systems}, args,
-                       len(task_scores), "RAR-b or R2MED task results in this MTEB results folder")
+    task_scores, systems, out = read_and_write(
+        args, "import-mteb", importers.read_mteb_results, importers.MTEB_SOURCE,
+        ("mteb_task_scores.parquet", "mteb_systems.parquet"), "RAR-b or R2MED task results in this MTEB results folder")
     n_models = task_scores["system"].nunique()
     print(f"import-mteb: {len(task_scores)} task_scores rows ({n_models} models, "
           f"{task_scores['task'].nunique()} tasks) and {len(systems)} systems → {out}")

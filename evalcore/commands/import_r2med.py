@@ -9,17 +9,16 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from evalcore.commands._imports import add_common_arguments
 
-    parser.add_argument("path", help="R2MED results folder (results/{base retriever,reranker,gar}/...) or its parent")
-    add_common_arguments(parser, "r2med-paper@62b7074")
+    add_common_arguments(parser, "R2MED results folder (results/{base retriever,reranker,gar}/...) or its parent",
+                         "r2med-paper@62b7074")
 
 
 def run(args: argparse.Namespace) -> int:
     from evalcore import importers
-    from evalcore.commands._imports import warner, write_import
+    from evalcore.commands._imports import read_and_write
 
-    task_scores, systems = importers.read_r2med_results(args.path, source=args.source or importers.R2MED_SOURCE,
-                                                        warn=warner("import-r2med"))
-    out = write_import({"r2med_paper_task_scores.parquet": task_scores, "r2med_paper_systems.parquet": systems},
-                       args, len(task_scores), "R2MED paper results in this folder")
+    task_scores, systems, out = read_and_write(
+        args, "import-r2med", importers.read_r2med_results, importers.R2MED_SOURCE,
+        ("r2med_paper_task_scores.parquet", "r2med_paper_systems.parquet"), "R2MED paper results in this folder")
     print(f"import-r2med: {len(task_scores)} task_scores rows ({len(systems)} pipelines) → {out}")
     return 0
