@@ -41,7 +41,7 @@ DEFAULT_MAX_SYSTEMS = 100_000
 SUMMARY_COLUMNS = (
     "rank", "system", "G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected",
     "borda", "n_tasks", "complete", "zero_task", "has_query_data", "G_lo", "G_hi", "mean_lo", "mean_hi",
-    "rank_lo", "rank_hi", "ranked_by",
+    "rank_lo", "rank_hi", "combined_lo", "combined_hi", "shared_rank", "ranked_by",
 )
 
 

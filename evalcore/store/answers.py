@@ -44,8 +44,11 @@ class Leaderboard:
 
     ranked: pd.DataFrame  # rank, system, G, G_min, G_max, G_expected, mean, mean_min, mean_max, mean_expected,
     #                       borda, n_tasks, complete, zero_task, has_query_data, G_lo, G_hi, mean_lo, mean_hi,
-    #                       rank_lo, rank_hi, then one column per task (``tasks``); ``rank`` (and rank_lo/hi)
-    #                       follow ``ranked_by`` (G_lo..rank_hi NaN without per-query data for every task)
+    #                       rank_lo, rank_hi, combined_lo, combined_hi, shared_rank, then one column per task
+    #                       (``tasks``); ``rank`` (competition rank of the point values) and the rank columns
+    #                       follow ``ranked_by`` (G_lo..rank_hi NaN without per-query data for every task);
+    #                       combined_lo/hi = hull of point, bootstrap interval and tie range, shared_rank = 1 +
+    #                       systems surely better (evalcore.ranks), both for every system
     incomplete: pd.DataFrame  # system, n_tasks, missing_tasks (list[str]), reason (str), then the task columns
     #                           (values where usable, else NaN)
     tasks: list[str]  # the task columns of ``ranked``, in order (a task's name, or "<name> (task)" when its

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalcore import aggregate
+from evalcore import aggregate, ranks
 from evalcore.store import queries
 from evalcore.store.answers import Condition, PairedTest
 from evalcore.store.queries import Database
@@ -86,28 +86,30 @@ def intervals(db: Database, cond: Condition, systems: list[str], tasks: list[str
 
 def leaderboard_intervals(db: Database, cond: Condition, ranked: pd.DataFrame, ranked_by: str, tasks: list[str],
                           instruction_of: pd.Series, n: int, seed: int) -> tuple[dict[str, np.ndarray], int]:
-    """The interval columns of a leaderboard (G_lo, G_hi, mean_lo, mean_hi, rank_lo, rank_hi; NaN for systems
-    without per-query data on every task) and the number of resamples used (0 = none computed).
+    """The interval columns of a leaderboard (G_lo, G_hi, mean_lo, mean_hi, rank_lo, rank_hi: NaN for systems
+    without per-query data on every task; combined_lo, combined_hi, shared_rank: every system) and the number
+    of resamples used (0 = none computed).
 
-    Rank intervals come from the ranking aggregate's intervals (:func:`evalcore.aggregate.rank_intervals`);
-    systems without per-query data count as points there."""
-    columns = {c: np.full(len(ranked), np.nan) for c in ("G_lo", "G_hi", "mean_lo", "mean_hi", "rank_lo", "rank_hi")}
+    Ranks admit ties (:mod:`evalcore.ranks`): the ranking aggregate's combined interval is the hull of its point,
+    its bootstrap interval and its tie range [min, max]; shared_rank = 1 + the systems surely better, and
+    [rank_lo, rank_hi] the ranks the combined intervals allow (shown for systems with a bootstrap interval)."""
+    columns = {c: np.full(len(ranked), np.nan) for c in ("G_lo", "G_hi", "mean_lo", "mean_hi")}
     with_data = ranked.loc[ranked["has_query_data"], "system"].tolist()
-    if n <= 0 or not with_data or not tasks:
-        return columns, 0
-    found = intervals(db, cond, with_data, tasks, instruction_of, n, seed)
-    position = ranked.set_index("system").index.get_indexer(with_data)
-    for name, (lo, hi) in found.items():
-        columns[f"{name}_lo"][position] = lo
-        columns[f"{name}_hi"][position] = hi
-    point = ranked[ranked_by].to_numpy(dtype=np.float64)
-    lo = np.where(np.isnan(columns[f"{ranked_by}_lo"]), point, columns[f"{ranked_by}_lo"])
-    hi = np.where(np.isnan(columns[f"{ranked_by}_hi"]), point, columns[f"{ranked_by}_hi"])
-    rank_lo, rank_hi = aggregate.rank_intervals(lo, hi)
-    known = ~np.isnan(columns[f"{ranked_by}_lo"])
-    columns["rank_lo"][known] = rank_lo[known]
-    columns["rank_hi"][known] = rank_hi[known]
-    return columns, n
+    used = 0
+    if n > 0 and with_data and tasks:
+        found = intervals(db, cond, with_data, tasks, instruction_of, n, seed)
+        position = ranked.set_index("system").index.get_indexer(with_data)
+        for name, (lo, hi) in found.items():
+            columns[f"{name}_lo"][position] = lo
+            columns[f"{name}_hi"][position] = hi
+        used = n
+    tied = ranks.tie_aware_ranks(ranked[ranked_by].to_numpy(dtype=np.float64),
+                                 (columns[f"{ranked_by}_lo"], columns[f"{ranked_by}_hi"]),
+                                 (ranked[f"{ranked_by}_min"].to_numpy(dtype=np.float64),
+                                  ranked[f"{ranked_by}_max"].to_numpy(dtype=np.float64)))
+    columns.update(rank_lo=tied.rank_lo, rank_hi=tied.rank_hi, combined_lo=tied.lo, combined_hi=tied.hi,
+                   shared_rank=tied.shared_rank)
+    return columns, used
 
 
 def paired_test(db: Database, system_a: str, system_b: str, cond: Condition, task: str | None,
