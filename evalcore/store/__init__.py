@@ -191,6 +191,19 @@ class Store:
         """
         return queries.facets(self._database())
 
+    def coverage(self) -> pd.DataFrame:
+        """Per (benchmark, setting, metric, instruction, precision, tie_policy, system): ``n_tasks`` with a value
+        and ``n_query_tasks`` of them from per-query rows. Finer than ``facets()["conditions"]``: it tells
+        whether the *same* system has results under two conditions (with and without instruction, MCR and
+        full), which a view comparing them needs."""
+        return queries.coverage(self._database())
+
+    def precision_kinds(self) -> pd.DataFrame:
+        """(benchmark, setting, system, precision, precision_kind) for per-query files with the optional
+        ``precision_kind`` column (inference: the model ran at that precision; storage: its output was stored
+        at it; native: the system's own output). Empty when no file has the column."""
+        return queries.precision_kinds(self._database())
+
     def systems(
         self,
         search: str | None = None,
@@ -413,9 +426,11 @@ class Store:
         task: str | None = None,
         n_resamples: int = 10000,
         seed: int = 0,
+        value: str = "oblivious",
     ) -> PairedTest:
-        """Paired randomization (sign-flip) test on per-query oblivious values; raises ValueError when
-        the two systems share no per-query data under ``cond``."""
+        """Paired randomization (sign-flip) test on per-query ``value``s ('oblivious' or the tie-aware
+        'expected'); raises ValueError when the two systems share no per-query data under ``cond``."""
         db = self._database()
         return statistics.paired_test(db, system_a, system_b, cond, task,
-                                      self._instruction_states(db, cond, [system_a, system_b]), n_resamples, seed)
+                                      self._instruction_states(db, cond, [system_a, system_b]), n_resamples, seed,
+                                      value)

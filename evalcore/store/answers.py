@@ -108,8 +108,9 @@ class PairedTest:
     system_a: str
     system_b: str
     task: str | None  # None = all shared tasks (statistic = mean over tasks of the per-task mean difference)
-    observed_diff: float  # mean(a - b) (oblivious values)
+    observed_diff: float  # mean(a - b) of the per-query ``value``s
     p_value: float  # (1 + #{|resampled| >= |observed|}) / (1 + n_resamples)
     n_queries: int  # paired queries used
     n_tasks: int
     n_resamples: int
+    value: str = "oblivious"  # which per-query values were compared: oblivious or expected

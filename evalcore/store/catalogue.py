@@ -43,6 +43,8 @@ log = logging.getLogger("evalcore.store")
 
 DATA_ENV = "TIEBREAK_DATA"
 RUNS_DIR = "runs"
+TASKS_DIR = "tasks"
+"""``<data>/tasks/``: the texts and qrels of the tasks (``scripts/make_task_texts.py``), not results: never loaded."""
 QUERY_METRICS, TASK_SCORES, SYSTEMS, QUERY_SUMS = "query_metrics", "task_scores", "systems", "query_sums"
 
 
@@ -70,6 +72,8 @@ def walk_parquet(root: Path, *, runs: bool) -> tuple[list[Path], list[SkippedFil
     for folder, folders, names in os.walk(root, onerror=record):
         folders[:] = [name for name in folders if name != derived.FOLDER]  # derived data: found from its source
         folder_path = Path(folder)
+        if folder_path == root:  # the tasks' texts and qrels are not results
+            folders[:] = [name for name in folders if name != TASKS_DIR]
         under_runs = folder_path == runs_root or runs_root in folder_path.parents
         if under_runs != runs:
             continue

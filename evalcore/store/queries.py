@@ -218,6 +218,39 @@ def facets(db: Database) -> dict:
     }
 
 
+def coverage(db: Database) -> pd.DataFrame:
+    """Per (benchmark, setting, metric, instruction, precision, tie_policy, system): how many tasks have a value
+    (``n_tasks``) and how many of them from per-query rows (``n_query_tasks``) — what a view needs to know to
+    offer only conditions that can answer it (see :meth:`evalcore.store.Store.coverage`)."""
+    return db.frame(
+        "SELECT benchmark, setting, metric, instruction, precision, tie_policy, system, "
+        "count(DISTINCT task) AS n_tasks, count(DISTINCT task) FILTER (WHERE has_query_data) AS n_query_tasks "
+        "FROM task_results GROUP BY ALL ORDER BY ALL"
+    )
+
+
+def precision_kinds(db: Database) -> pd.DataFrame:
+    """Distinct (benchmark, setting, system, precision, precision_kind) of the per-query files that carry the
+    optional ``precision_kind`` column (see :meth:`evalcore.store.Store.precision_kinds`). Only those files are
+    read (their footers say which), three dictionary columns each."""
+    import pyarrow.parquet as pq
+
+    columns = ["benchmark", "setting", "system", "precision", "precision_kind"]
+    files = []
+    for file in db.query_files:
+        try:
+            if "precision_kind" in pq.read_schema(file).names:
+                files.append(file)
+        except (OSError, ValueError):  # gone or damaged since the load: the loaded sums still answer the rest
+            continue
+    if not files:
+        return pd.DataFrame({name: pd.Series(dtype=object) for name in columns})
+    return db.frame(
+        f"SELECT {', '.join(columns)} FROM read_parquet(?::VARCHAR[], union_by_name = true) "
+        "WHERE precision_kind IS NOT NULL GROUP BY ALL ORDER BY ALL", [files]
+    )
+
+
 def systems(db: Database, search: str | None = None, families: Iterable[str] | None = None,
             min_parameters: float | None = None, max_parameters: float | None = None,
             open_weights: bool | None = None, uses_instructions: bool | None = None,

@@ -112,13 +112,21 @@ def leaderboard_intervals(db: Database, cond: Condition, ranked: pd.DataFrame, r
     return columns, used
 
 
+PAIRED_VALUES = ("oblivious", "expected")
+"""The per-query values a paired test may compare: as reported, or tie-aware expected."""
+
+
 def paired_test(db: Database, system_a: str, system_b: str, cond: Condition, task: str | None,
-                instruction_of: pd.Series | None, n_resamples: int, seed: int) -> PairedTest:
-    """Paired randomization (sign-flip) test on per-query oblivious values (see
+                instruction_of: pd.Series | None, n_resamples: int, seed: int,
+                value: str = "oblivious") -> PairedTest:
+    """Paired randomization (sign-flip) test on per-query ``value``s (one of :data:`PAIRED_VALUES`; see
     :func:`evalcore.aggregate.paired_randomization_test`); ValueError when the two systems share no per-query
     data under ``cond``."""
-    rows = queries.per_query(db, cond, [system_a, system_b], None if task is None else [task], instruction_of)
-    wide = rows.pivot_table(index=["task", "qid"], columns="system", values="oblivious", aggfunc="mean")
+    if value not in PAIRED_VALUES:
+        raise ValueError(f"value must be one of {', '.join(PAIRED_VALUES)}, not {value!r}")
+    rows = queries.per_query(db, cond, [system_a, system_b], None if task is None else [task], instruction_of,
+                             columns=f"system, task, qid, {value}")
+    wide = rows.pivot_table(index=["task", "qid"], columns="system", values=value, aggfunc="mean")
     if system_a not in wide.columns or system_b not in wide.columns:
         raise ValueError(f"no per-query data for both {system_a!r} and {system_b!r} under {cond}")
     wide = wide.dropna(subset=[system_a, system_b])
@@ -127,4 +135,4 @@ def paired_test(db: Database, system_a: str, system_b: str, cond: Condition, tas
     differences = (wide[system_a] - wide[system_b]).groupby(level="task")
     per_task = [group.to_numpy() for _, group in differences]
     observed, p_value = aggregate.paired_randomization_test(per_task, n_resamples=n_resamples, seed=seed)
-    return PairedTest(system_a, system_b, task, observed, p_value, len(wide), len(per_task), n_resamples)
+    return PairedTest(system_a, system_b, task, observed, p_value, len(wide), len(per_task), n_resamples, value)
