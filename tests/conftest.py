@@ -14,15 +14,15 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_cache(tmp_path_factory):
-    """``TIEBREAK_CACHE`` (the folder a deployment names for run-time caches) is a per-session temp folder,
-    inherited by subprocesses: nothing a test starts writes into the user's folders."""
+def _no_run_time_cache():
+    """No ``TIEBREAK_CACHE`` (the folder a deployment names for the store's run-time cache of Leaderboard
+    intervals), here or in subprocesses: every test computes what it checks, and nothing is written into the
+    user's folders. tests/test_store_intervals.py sets it where the cache is what is tested."""
     import os
 
-    folder = tmp_path_factory.mktemp("tiebreak-cache")
     previous = {name: os.environ.get(name) for name in ("TIEBREAK_CACHE",)}
-    os.environ["TIEBREAK_CACHE"] = str(folder)
-    yield folder
+    os.environ.pop("TIEBREAK_CACHE", None)
+    yield
     for name, value in previous.items():
         if value is None:
             os.environ.pop(name, None)

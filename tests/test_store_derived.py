@@ -214,13 +214,17 @@ def test_integrity_checks_give_the_same_verdicts_from_derived_sums(tmp_path: Pat
 
 
 # -- nothing is written at run time -----------------------------------------------------------------------
-def test_the_store_writes_nothing_into_the_data_folder_or_elsewhere(folder: Path, tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("cache_named", [False, True])
+def test_the_store_writes_nothing_into_the_data_folder_and_only_its_cache_elsewhere(folder: Path, tmp_path: Path,
+                                                                                      monkeypatch, cache_named):
+    """Issue 21: the data folder may be read-only. Without ``TIEBREAK_CACHE`` nothing is written anywhere; with
+    it, only Leaderboard intervals land there (tests/test_store_intervals.py)."""
     cache = tmp_path / "cache"
-    cache.mkdir()
-    monkeypatch.setenv("TIEBREAK_CACHE", str(cache))
+    if cache_named:
+        monkeypatch.setenv("TIEBREAK_CACHE", str(cache))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    (folder / "_derived").mkdir()
+    assert cli("derive", "--data", str(folder))[0] == 0
     (folder / "_derived" / "gamma.sums.parquet").write_bytes(b"stale")  # not used, and not rewritten
     before = tree(folder)
     store = Store(folder)
@@ -228,7 +232,9 @@ def test_the_store_writes_nothing_into_the_data_folder_or_elsewhere(folder: Path
     store.reload()
     store.with_overlay(make_query_metrics(seed=4, systems=["delta"])).leaderboard(COND, bootstrap=50)
     assert tree(folder) == before
-    assert not any(cache.iterdir()) and not (tmp_path / "home").exists() and not (tmp_path / "xdg").exists()
+    assert not (tmp_path / "home").exists() and not (tmp_path / "xdg").exists()
+    written = sorted(p.relative_to(cache).parts[0] for p in cache.rglob("*") if p.is_file()) if cache.exists() else []
+    assert written == ([] if not cache_named else written) and set(written) <= {"intervals"}
 
 
 # -- evalcore derive ---------------------------------------------------------------------------------------------

@@ -75,7 +75,8 @@ class Store:
         """Rescan the data dir and rebuild the tables (new/removed/changed files take effect); a view made by
         :meth:`with_overlay` keeps its overlay."""
         loaded = self._catalogue.load()
-        db = queries.Database(loaded.conn, loaded.query_files, loaded.null_key_files, loaded.file_index_free)
+        db = queries.Database(loaded.conn, loaded.query_files, loaded.null_key_files, loaded.file_index_free,
+                              loaded.file_sha256)
         if self._overlay is not None:
             rows, sums, _ = self._overlay
             db = db.with_overlay(rows, sums)

@@ -478,6 +478,7 @@ class Loaded:
     warnings: list[LoadWarning]
     fingerprint: str
     sums_read: int = 0  # per-query files whose sums came from their derived file
+    file_sha256: dict[str, str] = field(default_factory=dict)  # per-query file -> sha256, where the load hashed it
     sums_computed: list[tuple[str, str]] = field(default_factory=list)  # (file, why its sums were computed)
 
 
@@ -488,6 +489,7 @@ class _FileSums:
     sums: object  # Arrow table, or the exception that made the file unreadable
     derived: bool
     verdict: tuple | None = None
+    sha256: str | None = None  # of the file's bytes, when the load hashed it (its sums came from a derived file)
 
 
 _EMPTY_SUMS_SQL = (
@@ -638,7 +640,7 @@ class Catalogue:
                 continue
             version, versions[path] = version
             if footers[sums_path].matches(version):
-                found[path] = _FileSums(table, True)
+                found[path] = _FileSums(table, True, sha256=version.sha256)
                 loaded.sums_read += 1
             else:
                 why[path] = f"its sums file {sums_path.name} was derived from other bytes (stale)"
@@ -657,6 +659,8 @@ class Catalogue:
             if entry.verdict is None:  # checked once per file version
                 entry.verdict = check_sums(entry.sums)
             memo[versions[path]] = entry
+            if entry.sha256 is not None:
+                loaded.file_sha256[str(path)] = entry.sha256
             sums, problem, file_warnings = entry.verdict
             if problem is not None:
                 loaded.skipped.append(SkippedFile(str(path), problem))

@@ -72,12 +72,13 @@ class Database:
     Thread-safe: every statement runs on a cursor of its own."""
 
     def __init__(self, conn: "duckdb.DuckDBPyConnection", query_files: list[str], null_key_files: frozenset[str],
-                 file_index_free: bool) -> None:
+                 file_index_free: bool, file_sha256: dict[str, str] | None = None) -> None:
         conn.execute(TASK_RESULTS_SQL)
         self.conn = conn
         self.query_files = list(query_files)
         self.null_key_files = frozenset(null_key_files)
         self.file_index_free = file_index_free
+        self.file_sha256 = dict(file_sha256 or {})  # per-query file -> sha256 of its bytes, where known
 
     def cursor(self) -> "duckdb.DuckDBPyConnection":
         return self.conn.cursor()
@@ -136,7 +137,7 @@ class Database:
         if self.query_files:  # files as a Python list, never SQL text
             view = conn.read_parquet(self.query_files, union_by_name=True).project(columns).union(view)
         view.create_view("query_metrics")
-        return Database(conn, self.query_files, self.null_key_files, self.file_index_free)
+        return Database(conn, self.query_files, self.null_key_files, self.file_index_free, self.file_sha256)
 
     def per_query_source(self, files: list[str]) -> tuple[str, list]:
         """(FROM clause, its parameters) reading the per-query rows of ``files`` (some of which may be the
@@ -339,6 +340,14 @@ def tie_summary(db: Database, cond: Condition, systems: list[str] | None = None,
 
 
 # -- per-query rows ------------------------------------------------------------------------------------------
+def files_of(db: Database, cond: Condition, systems: list[str]) -> list[str]:
+    """The per-query files (or the overlay table) holding rows of ``systems`` under ``cond`` (any instruction
+    state when ``cond.instruction`` is None), from the load-time sums."""
+    clause, params = where(cond, systems)
+    return [row[0] for row in db.rows(f"SELECT DISTINCT file FROM query_task_sums WHERE {clause} ORDER BY file",
+                                      params)]
+
+
 def per_query(db: Database, cond: Condition, systems: list[str], tasks: list[str] | None,
               instruction_of: pd.Series | None = None, columns: str = "system, task, qid, oblivious",
               column_params: list | None = None, numpy: bool = False):

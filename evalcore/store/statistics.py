@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore import aggregate, ranks
-from evalcore.store import queries
+from evalcore.store import interval_cache, queries
 from evalcore.store.answers import Condition, PairedTest
 from evalcore.store.queries import Database
 
@@ -84,6 +84,27 @@ def intervals(db: Database, cond: Condition, systems: list[str], tasks: list[str
     return found
 
 
+def cached_intervals(db: Database, cond: Condition, systems: list[str], tasks: list[str],
+                     instruction_of: pd.Series | None, n: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:func:`intervals`, read from and written to the run-time cache (:mod:`evalcore.store.interval_cache`)
+    when the deployment names one and the sha256 of every file the question reads is known."""
+    if interval_cache.folder() is None:
+        return intervals(db, cond, systems, tasks, instruction_of, n, seed)
+    files = queries.files_of(db, cond, systems)
+    if not files or any(f not in db.file_sha256 for f in files):
+        return intervals(db, cond, systems, tasks, instruction_of, n, seed)
+    question = {"benchmark": cond.benchmark, "metric": cond.metric, "setting": cond.setting,
+                "instruction": cond.instruction, "precision": cond.precision, "tie_policy": cond.tie_policy,
+                "systems": list(systems), "states": [queries.state(instruction_of, s) for s in systems],
+                "tasks": list(tasks), "resamples": int(n), "seed": int(seed)}
+    text = interval_cache.key(question, [db.file_sha256[f] for f in files])
+    found = interval_cache.read(text, len(systems))
+    if found is None:
+        found = intervals(db, cond, systems, tasks, instruction_of, n, seed)
+        interval_cache.write(text, found)
+    return found
+
+
 def leaderboard_intervals(db: Database, cond: Condition, ranked: pd.DataFrame, ranked_by: str, tasks: list[str],
                           instruction_of: pd.Series, n: int, seed: int) -> tuple[dict[str, np.ndarray], int]:
     """The interval columns of a leaderboard (G_lo, G_hi, mean_lo, mean_hi, rank_lo, rank_hi: NaN for systems
@@ -97,7 +118,7 @@ def leaderboard_intervals(db: Database, cond: Condition, ranked: pd.DataFrame, r
     with_data = ranked.loc[ranked["has_query_data"], "system"].tolist()
     used = 0
     if n > 0 and with_data and tasks:
-        found = intervals(db, cond, with_data, tasks, instruction_of, n, seed)
+        found = cached_intervals(db, cond, with_data, tasks, instruction_of, n, seed)
         position = ranked.set_index("system").index.get_indexer(with_data)
         for name, (lo, hi) in found.items():
             columns[f"{name}_lo"][position] = lo

@@ -1,0 +1,108 @@
+"""The store's one run-time cache: Leaderboard bootstrap intervals, kept across processes in a folder the
+deployment names (``$TIEBREAK_CACHE``; unset: nowhere).
+
+**Key, in one sentence**: the question (condition, systems with their instruction states, tasks, resamples,
+seed), the sha256 of every per-query file it reads, and the version of the computation (:data:`VERSION`, with
+the numpy and DuckDB versions). Same key, same rows, same code: the same interval, bit for bit.
+
+Why it exists (bench/RESULTS.md § Store): a restarted dashboard draws its first Leaderboard with 1,000
+resamples in ~0.02 s of CPU from here against ~0.45 s computing it (reading the condition's per-query rows,
+drawing the resample counts, the bootstrap), and the first visitor waits for that. A question reading a file
+whose sha256 the load did not compute (a file without derived sums) is never cached, nor is an overlay's.
+
+Entries are small JSON files written atomically; a missing, damaged or foreign entry only costs the
+computation; an unwritable folder is ignored. The folder keeps its :data:`KEEP` newest entries.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("evalcore.store")
+
+CACHE_ENV = "TIEBREAK_CACHE"
+VERSION = 1
+"""Bump whenever a change alters the intervals the same rows give (the bootstrap, the resample counts, the
+percentiles, the matrix's column order). ``tests/test_store_intervals.py`` pins the intervals of one fixed
+question and fails on any such change until this version and the pinned values are updated together."""
+FOLDER = "intervals"
+KEEP = 5000
+_pruned: set[Path] = set()
+
+
+def folder(environ: dict | None = None) -> Path | None:
+    """``$TIEBREAK_CACHE/intervals``, or None when the deployment names no cache folder."""
+    root = (os.environ if environ is None else environ).get(CACHE_ENV)
+    return Path(root).expanduser() / FOLDER if root and root != "off" else None
+
+
+def key(question: dict, file_sha256: list[str]) -> str:
+    import duckdb
+
+    return json.dumps({"version": VERSION, "numpy": np.__version__, "duckdb": duckdb.__version__,
+                       "question": question, "files": sorted(file_sha256)}, sort_keys=True)
+
+
+def _entry(text: str) -> Path | None:
+    place = folder()
+    return None if place is None else place / (hashlib.sha256(text.encode()).hexdigest() + ".json")
+
+
+def read(text: str, n_systems: int) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:
+    """The intervals stored under this very key ({"G": (lo, hi), "mean": (lo, hi)}), or None."""
+    entry = _entry(text)
+    if entry is None:
+        return None
+    try:
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        if stored.get("key") != text:
+            return None
+        found = {name: (np.asarray(stored[name][0], dtype=np.float64), np.asarray(stored[name][1], dtype=np.float64))
+                 for name in ("G", "mean")}
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    if any(part.shape != (n_systems,) for pair in found.values() for part in pair):
+        return None
+    return found
+
+
+def write(text: str, intervals: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Store ``intervals`` under the key ``text`` (atomically; failures are ignored: a cache only saves time)."""
+    entry = _entry(text)
+    if entry is None:
+        return
+    from evalcore.errors import OutputError
+    from evalcore.formats import atomic_path
+
+    payload = json.dumps({"key": text, **{name: [lo.tolist(), hi.tolist()] for name, (lo, hi) in intervals.items()}})
+    try:
+        with atomic_path(entry, "interval cache entry") as temporary:
+            temporary.write_text(payload, encoding="utf-8")
+    except (OutputError, OSError) as exc:
+        log.debug("interval cache entry %s not written: %s", entry, exc)
+        return
+    if entry.parent not in _pruned:
+        _pruned.add(entry.parent)
+        _prune(entry.parent)
+
+
+def _prune(place: Path) -> None:
+    """Keep the :data:`KEEP` newest entries (and sweep temporaries killed writers left)."""
+    from evalcore.outputs import sweep_temporaries
+
+    sweep_temporaries(place)
+    try:
+        entries = sorted(((item.stat().st_mtime_ns, item.path) for item in os.scandir(place)
+                          if item.name.endswith(".json")), reverse=True)
+    except OSError:
+        return
+    for _, path in entries[KEEP:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
