@@ -188,12 +188,73 @@ def query_diff(data: Snapshot, systems: Iterable[str], cond: Condition, task: st
 
 @_question
 def paired_test(data: Snapshot, system_a: str, system_b: str, cond: Condition, *,
-                task: str | None = None) -> PairedTest | None:
-    """Paired randomization test of two systems (:meth:`Store.paired_test`); None when they share no
-    per-query data."""
+                task: str | None = None, value: str = "oblivious") -> PairedTest | None:
+    """Paired randomization test of two systems on their per-query ``value``s, 'oblivious' or the tie-aware
+    'expected' (:meth:`Store.paired_test`); None when they share no per-query data."""
     try:
-        return _store_of(data).paired_test(system_a, system_b, cond, task=task)
+        return _store_of(data).paired_test(system_a, system_b, cond, task=task, value=value)
     except ValueError:
+        return None
+
+
+@_question
+def coverage(data: Snapshot) -> pd.DataFrame:
+    """Tasks per system × condition, and how many from per-query rows: :meth:`Store.coverage`."""
+    return _store_of(data).coverage()
+
+
+@_question
+def precision_kinds(data: Snapshot) -> pd.DataFrame:
+    """What each (benchmark, setting, system, precision) means — inference / storage / native:
+    :meth:`Store.precision_kinds` (empty when no file says)."""
+    return _store_of(data).precision_kinds()
+
+
+@_question
+def task_table(data: Snapshot, cond: Condition, *, systems: Systems = None) -> pd.DataFrame:
+    """One row per system × task under ``cond`` (a field set to None is not filtered on):
+    :meth:`Store.task_table`."""
+    return _store_of(data).task_table(cond, systems)
+
+
+@dataclass(frozen=True)
+class TaskTexts:
+    """The texts behind one task's per-query rows (``<data>/tasks/<benchmark>/``, scripts/make_task_texts.py):
+    queries (qid, text, instruction), documents (docid, text: the pooled candidates), candidates (qid, docid,
+    pool_docid: each query's MCR candidates in order), qrels (setting, qid, docid, relevance)."""
+
+    queries: pd.DataFrame
+    documents: pd.DataFrame
+    candidates: pd.DataFrame
+    qrels: pd.DataFrame
+
+
+TASK_TEXT_TABLES = ("queries", "documents", "candidates", "qrels")
+
+
+@_question
+def _task_texts(folder: str, versions: tuple, task: str) -> TaskTexts | None:
+    import pyarrow.dataset as ds
+
+    tables = {}
+    for name in TASK_TEXT_TABLES:
+        table = ds.dataset(Path(folder) / f"{name}.parquet").to_table(filter=ds.field("task") == task)
+        tables[name] = table.drop_columns([c for c in ("benchmark", "task") if c in table.column_names]).to_pandas()
+    return TaskTexts(**tables) if len(tables["queries"]) else None
+
+
+def task_texts(data: Snapshot, benchmark: str, task: str) -> TaskTexts | None:
+    """The texts and qrels of one task, or None when the data folder ships none for it (a folder without
+    ``tasks/<benchmark>/``, an unreadable file, a task it does not hold); cached under the files' versions."""
+    from evalcore.store.catalogue import TASKS_DIR
+
+    folder = Path(data.data_dir) / TASKS_DIR / benchmark
+    try:
+        versions = tuple((name, os.stat(folder / f"{name}.parquet").st_size,
+                          os.stat(folder / f"{name}.parquet").st_mtime_ns) for name in TASK_TEXT_TABLES)
+        return _task_texts(str(folder), versions, task)
+    except Exception as exc:  # missing or unreadable: the view shows ids only, and says why
+        LOG.info("no task texts for %s/%s under %s: %s", benchmark, task, folder, exc)
         return None
 
 
@@ -221,5 +282,6 @@ def what_if(run_path: str, qrels_path: str, *, to: str, scoring: str, metric: st
 def clear_answers() -> None:
     """Forget every cached answer (tests)."""
     for question in (facets, systems, leaderboard, tie_summary, rank_flips, instruction_gap, mcr_vs_full,
-                     per_task, query_diff, paired_test, runs, _rescored):
+                     per_task, query_diff, paired_test, runs, _rescored, coverage, precision_kinds, task_table,
+                     _task_texts):
         question.clear()  # type: ignore[attr-defined]
