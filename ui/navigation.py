@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
+from ui.glossary import GLOSSARY_PATH
+
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
 PAGES_DIR = APP_ROOT / "pages"
@@ -60,6 +62,8 @@ PAGES = (
     PageSpec("mcr-vs-full.py", "MCR vs full", ":material/scatter_plot:"),
     PageSpec("compare.py", "Compare", ":material/compare_arrows:"),
 )
+GLOSSARY = GLOSSARY_PATH
+"""The Glossary's URL path: a page of the frame after :data:`PAGES` (definitions, no data of its own)."""
 
 
 def run() -> None:
@@ -69,7 +73,8 @@ def run() -> None:
     started = time.perf_counter()
     st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide")
     page = st.navigation([st.Page(spec.path, title=spec.title, icon=spec.icon, default=(i == 0))
-                          for i, spec in enumerate(PAGES)])
+                          for i, spec in enumerate(PAGES)]
+                         + [st.Page(_glossary, title="Glossary", icon=":material/menu_book:", url_path=GLOSSARY)])
     state.begin_run(page.url_path)
     notices_box = st.container()
     st.sidebar.caption("tiebreak · tie-aware retrieval evaluation")
@@ -82,6 +87,15 @@ def run() -> None:
                  "log). Try other settings in the sidebar, or reload the page.")
     _finish(notices_box)
     LOG.debug("drew /%s in %.3f s", page.url_path, time.perf_counter() - started)
+
+
+def _glossary() -> None:
+    """The Glossary page; it draws the shared sidebar too, so the view's controls keep their values while a
+    visitor reads (a widget not drawn in a run loses its value)."""
+    from ui import glossary, sidebar
+
+    glossary.page()
+    sidebar.view()
 
 
 def _finish(notices_box) -> None:

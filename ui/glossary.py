@@ -1,0 +1,146 @@
+"""The glossary: every jargon word the dashboard uses, defined once, with its citation.
+
+Labels reach it two ways: ``help=glossary.tip("hps", "bf16")`` puts the definitions into the label's tooltip
+(with a link to the full entry), and the Glossary page (:func:`page`, ``/glossary``) lists every entry under
+an anchor named by its key (``/glossary#hps``). Pages never write their own definition of a term listed here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+GLOSSARY_PATH = "glossary"
+"""The URL path of the Glossary page (``ui.navigation.GLOSSARY``); links to it are relative, so they work
+under a path prefix too."""
+
+
+@dataclass(frozen=True)
+class Citation:
+    key: str
+    text: str
+    url: str
+
+
+CITATIONS = {c.key: c for c in (
+    Citation("mcsherry-najork-2008", "McSherry & Najork, *Computing Information Retrieval Performance Measures "
+             "Efficiently in the Presence of Tied Scores*, ECIR 2008", "https://doi.org/10.1007/978-3-540-78646-7_38"),
+    Citation("yang-2026", "Yang et al., *Reliable Evaluation Protocol for Low-Precision Retrieval*, ACL 2026 "
+             "(arXiv 2508.03306)", "https://arxiv.org/abs/2508.03306"),
+    Citation("chiang-2024", "Chiang et al., *Chatbot Arena: An Open Platform for Evaluating LLMs by Human "
+             "Preference*, ICML 2024 (its leaderboard's rank (UB))", "https://arxiv.org/abs/2403.04132"),
+    Citation("rarb", "Xiao et al., *RAR-b: Reasoning as Retrieval Benchmark*, 2024 (arXiv 2404.06347)",
+             "https://arxiv.org/abs/2404.06347"),
+)}
+
+
+@dataclass(frozen=True)
+class Term:
+    """One entry: its key (the page anchor), the words shown, the definition (markdown) and its citations."""
+
+    key: str
+    name: str
+    text: str
+    cites: tuple[str, ...] = ()
+
+
+_ENTRIES = (
+    # -- tie-aware values
+    Term("oblivious", "Oblivious value", "The metric as a tie-oblivious evaluator reports it: tied documents are "
+         "put in one fixed order (the **tie policy**) and the metric is computed on that order. What trec_eval, "
+         "pytrec_eval, MTEB and BEIR report.", ("yang-2026",)),
+    Term("expected", "Expected value", "The metric's mean over every ordering of tied documents, each equally "
+         "likely — computed in closed form per tie group, not by sampling. It does not depend on the tie policy.",
+         ("mcsherry-najork-2008", "yang-2026")),
+    Term("tie-range", "Tie range [min, max]", "The lowest and highest value the metric (or an aggregate such as "
+         "G) takes when every tie is broken against the system / in its favour. Published scores carry none: "
+         "they come without per-query results.", ("yang-2026",)),
+    Term("range", "Range", "max − min: how far the tie policy alone can move a score.", ("yang-2026",)),
+    Term("bias", "Bias", "oblivious − expected: how much the chosen tie policy favours (positive) or penalises "
+         "(negative) a system against a fair tie-break.", ("yang-2026",)),
+    Term("tied-at-cutoff", "Tied at the cutoff", "A query where one group of equal scores holds both rank k and "
+         "rank k+1 (e.g. 10 and 11 for nDCG@10): which documents make the top k is decided by the tie policy."),
+    # -- tie policies
+    Term("tie-policy", "Tie policy", "How a tie-oblivious evaluator orders documents with equal scores. "
+         "**docid-desc**: by document id, descending — trec_eval, pytrec_eval, MTEB, BEIR (the default). "
+         "**docid-asc**: by document id, ascending. **input-order**: a stable sort, ties keep the run's order — "
+         "numpy's argmax, RAR-b's multiple-choice accuracy, MTEB's MRR before mteb 2.18.19. **random:SEED**: a "
+         "seeded shuffle.", ("yang-2026",)),
+    # -- precision
+    Term("precision", "Precision", "The number format the scores were computed or stored in: fp32, fp16, bf16 "
+         "(16-bit floats with fewer distinct values, hence more ties), int8 and binary (quantised embeddings), "
+         "q4 (4-bit weights). Lower precision maps different scores to the same value.", ("yang-2026",)),
+    Term("precision-kind", "Precision kind", "What a precision label means for a run: **inference** — the model "
+         "itself ran at that precision; **storage** — its output (embeddings or scores) was computed at full "
+         "precision and stored at that precision afterwards; **native** — the system's own output as produced "
+         "(BM25's scores, a 4-bit model). Published scores do not say, so they show no kind."),
+    Term("hps", "HPS (high-precision scoring)", "Keep the embeddings or logits at low precision but compute the "
+         "final scoring step (the dot product or similarity) in FP32: most ties created by low precision "
+         "disappear at almost no cost. `bf16+hps` = BF16 inference with FP32 scoring.", ("yang-2026",)),
+    # -- settings
+    Term("full", "Full retrieval", "Each query ranks the benchmark's whole corpus, as MTEB and the R2MED paper "
+         "publish it (task-level scores only).", ("rarb",)),
+    Term("full-pooled", "Full (pooled candidates)", "Our own RAR-b runs: each query ranks every candidate answer "
+         "of its task pooled together — a retrieval setting with per-query results, but not RAR-b's official "
+         "corpus, so it is kept apart from the published full-retrieval numbers."),
+    Term("mcr", "MCR (multiple-choice retrieval)", "RAR-b's multiple-choice setting: each query ranks only its "
+         "own answer options; accuracy is p@1 (is the correct option ranked first?). Chance is 1 / options.",
+         ("rarb",)),
+    Term("instruction", "Instruction use", "Whether queries were prefixed with a task instruction. **as "
+         "published** takes, per system, its with-instruction results when it has them, else without, else "
+         "those whose instruction use is **unknown** (a model card that never says)."),
+    # -- aggregates and ranks
+    Term("g", "G (geometric mean)", "(Π task scores)^(1/n) over a benchmark's tasks — RAR-b's own aggregate. A "
+         "single zero task makes G zero.", ("rarb",)),
+    Term("mean", "Mean (arithmetic)", "The average of the task scores — R2MED's own aggregate (its site's "
+         "“Avg”)."),
+    Term("borda", "Borda count", "Per task, a system scores one point per other system it beats and ½ per "
+         "tie; the points are summed over tasks. Insensitive to how far apart scores are."),
+    Term("aggregate", "Ranking aggregate", "Each benchmark is ranked by its own aggregate: RAR-b by **G**, R2MED "
+         "by the **mean**. The other stays selectable; the board says which one ranks."),
+    Term("bootstrap", "Bootstrap interval (95%)", "Resample each task's queries with replacement (the same "
+         "resample for every system), recompute the aggregate, and keep the 2.5th–97.5th percentiles: how much "
+         "the score depends on which queries happened to be in the test set. Needs per-query results."),
+    Term("combined-interval", "Combined interval", "The hull of a system's score, its bootstrap interval and its "
+         "tie range: everything the score could plausibly be once both sampling and ties are accounted for."),
+    Term("shared-rank", "Rank (shared)", "1 + the number of systems **surely** better — whose whole combined "
+         "interval lies above this system's. Systems whose intervals overlap can share a rank; it is Chatbot "
+         "Arena's “rank (UB)” extended with ties.", ("chiang-2024", "yang-2026")),
+    Term("rank-interval", "Rank interval", "The best and worst rank a system can take when every system may take "
+         "any value inside its combined interval (a tie counts for the better rank at best, the worse at "
+         "worst). A rank is only as sharp as both the bootstrap and the tie range allow.", ("chiang-2024",)),
+    Term("task-level-only", "Task-level scores only", "Published numbers (MTEB, the R2MED paper) come as one score "
+         "per task, without per-query results, so neither a bootstrap interval nor a tie range can be computed: "
+         "the rank of such a row is not known to be robust."),
+    Term("policy-swap", "Policy swap", "Two systems that the chosen tie policy orders one way and their expected "
+         "values the other: their order is decided by how ties are broken, not by the models."),
+)
+TERMS: dict[str, Term] = {term.key: term for term in _ENTRIES}
+
+
+def tip(*keys: str, before: str = "") -> str:
+    """A tooltip (``help=``) holding the definitions of ``keys`` after ``before``, and a link to the Glossary."""
+    parts = [before] if before else []
+    for key in keys:
+        term = TERMS[key]
+        parts.append(f"**{term.name}**: {term.text}")
+    parts.append(f"[Glossary →]({GLOSSARY_PATH}#{keys[0]})" if keys else f"[Glossary →]({GLOSSARY_PATH})")
+    return "\n\n".join(parts)
+
+
+def link(key: str, text: str | None = None) -> str:
+    """A markdown link to a term's entry on the Glossary page."""
+    return f"[{text or TERMS[key].name}]({GLOSSARY_PATH}#{key})"
+
+
+def page() -> None:
+    """The Glossary page: every term under its own anchor, then the references."""
+    st.title("Glossary")
+    st.markdown("The words the dashboard uses, what they mean here, and where they come from. Every label with "
+                "a ⓘ shows its entry on hover.")
+    for term in _ENTRIES:
+        st.subheader(term.name, anchor=term.key)
+        cites = "; ".join(f"[{CITATIONS[c].text}]({CITATIONS[c].url})" for c in term.cites)
+        st.markdown(term.text + (f"\n\n<small>{cites}</small>" if cites else ""), unsafe_allow_html=True)
+    st.subheader("References", anchor="references")
+    st.markdown("\n".join(f"- [{c.text}]({c.url})" for c in CITATIONS.values()))
