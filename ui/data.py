@@ -156,9 +156,11 @@ def tie_summary(data: Snapshot, cond: Condition, *, systems: Systems = None, tas
 
 
 @_question
-def rank_flips(data: Snapshot, cond_a: Condition, cond_b: Condition, *, systems: Systems = None) -> RankFlips:
-    """Ranks under two conditions, flipped and overlapping pairs: :meth:`Store.rank_flips`."""
-    return _store_of(data).rank_flips(cond_a, cond_b, systems=systems)
+def rank_flips(data: Snapshot, cond_a: Condition, cond_b: Condition, *, systems: Systems = None,
+               tasks: Systems = None) -> RankFlips:
+    """Ranks under two conditions (by G over ``tasks``, default the tasks both share), flipped and
+    overlapping pairs: :meth:`Store.rank_flips`."""
+    return _store_of(data).rank_flips(cond_a, cond_b, systems=systems, tasks=tasks)
 
 
 @_question
