@@ -183,9 +183,17 @@ def per_task(data: Snapshot, systems: Iterable[str], cond: Condition) -> pd.Data
 
 
 @_question
-def query_diff(data: Snapshot, systems: Iterable[str], cond: Condition, task: str) -> pd.DataFrame:
-    """A few systems' per-query values on one task: :meth:`Store.query_diff`."""
-    return _store_of(data).query_diff(systems, cond, task)
+def query_diff(data: Snapshot, systems: Iterable[str], cond: Condition, task: str,
+               value: str = "oblivious") -> pd.DataFrame:
+    """A few systems' per-query values on one task (:meth:`Store.query_diff`), with ``spread`` (max − min across
+    the systems) and ``differs`` (spread > 0) of ``value``: 'oblivious' (the store's) or the tie-aware
+    'expected'."""
+    rows = _store_of(data).query_diff(systems, cond, task)
+    if value != "oblivious" and len(rows):
+        grouped = rows.groupby("qid")[value]
+        rows = rows.assign(spread=grouped.transform("max") - grouped.transform("min"))
+        rows = rows.assign(differs=rows["spread"] > 0)
+    return rows
 
 
 @_question
