@@ -24,16 +24,23 @@ Per number of users N, on a fresh server stack (so no step inherits the previous
 5. **report**: actions served in the window and per second, p50 / p95 / max latency, errors (an action with no
    ``script_finished`` within ``--timeout``, a run not finished successfully, a closed websocket, an exception
    box or the app's "could not be drawn" box on the page, a traceback in a server log), server RSS (app
-   processes, sampled every 0.5 s: before the sessions opened, at the end, peak; per session = growth / N),
-   server CPU in the window (app processes; per action = CPU seconds / actions served), nginx CPU, the
-   client's own CPU, sessions per process (Streamlit's ``/_stcore/metrics``), and the load average.
+   processes, sampled every 0.5 s: before the sessions opened, once they are open, at the end, peak; per
+   session = growth / N — at open it is the sessions themselves, at the end it also holds what the actions put
+   in the process-wide caches), server CPU in the window (app processes; per action = CPU seconds / actions
+   served; the main thread's share apart), nginx CPU, the client's own CPU, the cores every other process on
+   the machine kept busy meanwhile (other users' work: the server may have waited for a core), sessions per
+   process (Streamlit's ``/_stcore/metrics``), and the 1-minute load average at the window's start and end.
+
+The served code is this working tree (say so: other work in it is measured too), ``--checkout DIR`` another
+one, or ``--rev REV`` a commit exported with ``git archive`` (what the figures in bench/RESULTS.md use), each
+with its own shipped ``data/`` unless ``--data`` says otherwise.
 
 ``--profile`` instead runs one session of typical actions against a server started by ``bench/rerun_probe.py``
 and writes where a rerun's CPU goes (script thread CPU per run, the main thread's share, cProfile top
 functions) to ``--profile-dir`` (default ``bench/out/profile``).
 
-    python bench/load_ws.py --sessions 1,10,20,50,100 --duration 75 --processes 1 --json bench/out/load-p1.json
-    python bench/load_ws.py --sessions 1,10,20,50,100 --duration 75 --processes 2 --json bench/out/load-p2.json
+    python bench/load_ws.py --rev HEAD --sessions 1,10,20,50,100 --duration 75 --processes 1 --json out-p1.json
+    python bench/load_ws.py --rev HEAD --sessions 1,10,20,50,100 --duration 75 --processes 2 --json out-p2.json
     python bench/load_ws.py --direct --sessions 2 --duration 5            # one process, no nginx (the smoke test)
     python bench/load_ws.py --url http://host/tiebreak/ --pids 123,456     # a running server (not restarted)
     python bench/load_ws.py --validate-only                                # the Chromium comparison alone
@@ -114,8 +121,10 @@ def wait_health(url: str, proc: subprocess.Popen | None, log: Path | None, timeo
     raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
 
 
-def start_direct(data_dir: Path, work: Path, python: str = sys.executable, probe: list[str] | None = None) -> Target:
-    """``streamlit run app.py`` on a free loopback port (caches in ``work``), or under ``rerun_probe.py``."""
+def start_direct(data_dir: Path, work: Path, python: str = sys.executable, probe: list[str] | None = None,
+                 app_dir: Path = ROOT) -> Target:
+    """``streamlit run app.py`` of ``app_dir`` on a free loopback port (caches in ``work``), or under
+    ``rerun_probe.py``."""
     port = free_port()
     log = work / f"streamlit-{port}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
@@ -127,7 +136,7 @@ def start_direct(data_dir: Path, work: Path, python: str = sys.executable, probe
     else:
         command = [python, "-m", "streamlit", *args]
     handle = open(log, "w")
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(command, cwd=app_dir, env=env, stdout=handle, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/"
 
     def close() -> None:
@@ -153,17 +162,18 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=10)
 
 
-def _proxy_stack():
-    spec = importlib.util.spec_from_file_location("tiebreak_proxy_stack", ROOT / "tests" / "e2e" / "proxy_stack.py")
+def _proxy_stack(app_dir: Path = ROOT):
+    spec = importlib.util.spec_from_file_location("tiebreak_proxy_stack", app_dir / "tests" / "e2e" / "proxy_stack.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def start_stack(data_dir: Path, work: Path, processes: int) -> Target:
-    """docs/hosting.md's layout on loopback: ``processes`` × deploy/serve.sh behind nginx (tests/e2e/proxy_stack)."""
-    proxy_stack = _proxy_stack()
+def start_stack(data_dir: Path, work: Path, processes: int, app_dir: Path = ROOT) -> Target:
+    """docs/hosting.md's layout on loopback: ``processes`` × deploy/serve.sh behind nginx (tests/e2e/proxy_stack),
+    all from ``app_dir``."""
+    proxy_stack = _proxy_stack(app_dir)
     if proxy_stack.nginx_binary() is None:
         raise RuntimeError("nginx not found (apt-get install nginx, or bash scripts/install-dev.sh); or use --direct")
     stack = proxy_stack.start(work, data_dir, processes=processes)
@@ -180,6 +190,30 @@ def start_stack(data_dir: Path, work: Path, processes: int) -> Target:
                   app_pids=[p.pid for p in app_procs], nginx_pid=nginx[0].pid if nginx else None,
                   metrics_urls=[f"http://127.0.0.1:{port}/{prefix}/_stcore/metrics" for port in stack.app_ports],
                   logs=list(stack.app_logs), closer=close)
+
+
+def served_code(rev: str | None, checkout: Path | None, work: Path) -> tuple[Path, str]:
+    """The folder whose app is served, and a description of that code (commit, clean or not)."""
+    def git(*args: str, cwd: Path = ROOT) -> str:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+    if rev:
+        commit = git("rev-parse", rev)
+        folder = work / "checkout"
+        folder.mkdir()
+        archive = subprocess.Popen(["git", "archive", commit], cwd=ROOT, stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(folder)], stdin=archive.stdout, check=True)
+        archive.stdout.close()
+        if archive.wait() != 0:
+            raise RuntimeError(f"git archive {commit} failed")
+        return folder, f"commit {commit[:12]} (git archive)"
+    folder = (checkout or ROOT).resolve()
+    try:
+        commit = git("rev-parse", "HEAD", cwd=folder)
+        dirty = git("status", "--porcelain", "--", "app.py", "ui", "pages", "evalcore", "data", cwd=folder)
+        return folder, f"{folder} at {commit[:12]}" + (" with uncommitted changes" if dirty else "")
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return folder, str(folder)
 
 
 # ---------------------------------------------------------------------------------------- measuring the server
@@ -224,6 +258,14 @@ def main_thread_cpu(pids: list[int]) -> float:
         except psutil.Error:
             pass
     return total
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of the machine spent busy so far (all processes: ours, other users', niced ones)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
 def rss_bytes(pids: list[int]) -> int:
@@ -348,6 +390,7 @@ class Step:
     main_thread_cpu_seconds: float = 0.0
     nginx_cpu_seconds: float = 0.0
     client_cpu_seconds: float = 0.0
+    machine_busy_seconds: float = 0.0
     rss_before: int = 0
     rss_after_open: int = 0
     rss_end: int = 0
@@ -390,8 +433,12 @@ class Step:
             "server_cores_busy": round(self.cpu_seconds / self.duration, 2) if self.duration else None,
             "nginx_cpu_s": round(self.nginx_cpu_seconds, 2),
             "client_cpu_s": round(self.client_cpu_seconds, 2),
+            "machine_busy_cores": round(self.machine_busy_seconds / self.duration, 2) if self.duration else None,
+            "others_cores": round((self.machine_busy_seconds - self.cpu_seconds - self.nginx_cpu_seconds
+                                   - self.client_cpu_seconds) / self.duration, 2) if self.duration else None,
             "rss_before_mb": _mb(self.rss_before), "rss_after_open_mb": _mb(self.rss_after_open),
             "rss_end_mb": _mb(self.rss_end), "rss_peak_mb": _mb(self.rss_peak),
+            "rss_open_per_session_mb": round((self.rss_after_open - self.rss_before) / self.sessions / 2**20, 2),
             "rss_per_session_mb": round((self.rss_end - self.rss_before) / self.sessions / 2**20, 2),
             "kb_received_per_action": round(self.bytes_received / max(1, self.actions) / 1024, 1),
             "sessions_per_process": self.sessions_per_process,
@@ -460,11 +507,13 @@ async def run_step(target: Target, sessions: int, duration: float, think: tuple[
     cpu0, main0 = cpu_seconds(target.app_pids), main_thread_cpu(target.app_pids)
     nginx0 = cpu_seconds([target.nginx_pid]) if target.nginx_pid else 0.0
     client0 = resource.getrusage(resource.RUSAGE_SELF)
+    machine0 = machine_busy_seconds()
     step.load_start = os.getloadavg()[0]
     await asyncio.sleep(max(0.0, stop - time.perf_counter()))
     step.cpu_seconds = cpu_seconds(target.app_pids) - cpu0
     step.main_thread_cpu_seconds = main_thread_cpu(target.app_pids) - main0
     step.nginx_cpu_seconds = (cpu_seconds([target.nginx_pid]) - nginx0) if target.nginx_pid else 0.0
+    step.machine_busy_seconds = machine_busy_seconds() - machine0
     client1 = resource.getrusage(resource.RUSAGE_SELF)
     step.client_cpu_seconds = (client1.ru_utime - client0.ru_utime) + (client1.ru_stime - client0.ru_stime)
     step.load_end = os.getloadavg()[0]
@@ -501,7 +550,7 @@ async def warm_up(target: Target, sessions: int, actions: int, seed: int, timeou
 
 # ---------------------------------------------------------------------------------------- profile of a rerun
 def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: int, timeout: float,
-                   idle: int = 0) -> str:
+                   idle: int = 0, app_dir: Path = ROOT, source: str = "") -> str:
     """Where a typical rerun's CPU goes: one session of ``actions`` typical actions, twice (plain probe for CPU
     per run, then cProfile), against ``streamlit run`` under ``bench/rerun_probe.py``; ``idle`` other sessions
     stay connected meanwhile (their state is in the heap every post-run garbage collection walks)."""
@@ -513,7 +562,9 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
     figures = {}
     for mode in ("cpu", "cprofile"):
         probe_dir = work / f"probe-{mode}"
-        target = start_direct(data_dir, work, probe=[str(probe_dir)] + (["--cprofile"] if mode == "cprofile" else []))
+        # object counts cost CPU on the script thread: only in the profiled pass, whose CPU is not the figure
+        flags = ["--cprofile", "--count-objects"] if mode == "cprofile" else []
+        target = start_direct(data_dir, work, probe=[str(probe_dir), *flags], app_dir=app_dir)
         try:
             asyncio.run(warm_up(target, 2, 6, seed, timeout))
             runs_file = probe_dir / "runs.jsonl"
@@ -550,6 +601,10 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
                          "script_thread_cpu_ms_mean": 1000 * statistics.mean(r["cpu"] for r in runs[1:]),
                          "script_wall_ms_median": 1000 * statistics.median(r["wall"] for r in runs[1:]),
                          "gc_ms_mean": 1000 * statistics.mean(r.get("gc", 0.0) for r in runs[1:]),
+                         "gc_full_ms_mean": 1000 * statistics.mean(r.get("gc_full", 0.0) for r in runs[1:]),
+                         "gc_collections_mean": statistics.mean(r.get("gc_collections", 0) for r in runs[1:]),
+                         "gc_tracked_objects_median": statistics.median(r.get("gc_tracked_objects") or 0
+                                                                        for r in runs[1:]),
                          "latency_ms_median": 1000 * statistics.median(r.latency for r in results[1:] if r.latency),
                          "runs": len(runs), "kinds": sorted({r.kind for r in results})}
         if mode == "cprofile":
@@ -562,6 +617,8 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
                             key=lambda p: by_number[int(p.stem.split("-")[1])]["cpu"])
             typical = ranked[len(ranked) // 2]
             shutil.copy(typical, out / "typical-rerun.prof")
+            if (probe_dir / "tracked-types.json").exists():
+                shutil.copy(probe_dir / "tracked-types.json", out / "tracked-types.json")
             info = by_number[int(typical.stem.split("-")[1])]
             buffer = io.StringIO()
             pstats.Stats(str(typical), stream=buffer).sort_stats("cumulative").print_stats(30)
@@ -575,7 +632,7 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
     head = ["# Where a rerun's CPU goes (bench/load_ws.py --profile)", "",
             f"date {time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}, "
             f"{actions} actions of the load mix after a warm-up, one session, no think time, "
-            f"{idle} other sessions connected", ""]
+            f"{idle} other sessions connected; code: {source}", ""]
     for mode, fig in figures.items():
         head.append(f"{mode}: " + json.dumps({k: (round(v, 1) if isinstance(v, float) else v) for k, v in fig.items()}))
     text = "\n".join(head) + "\n\n" + "\n".join(lines)
@@ -589,8 +646,10 @@ COLUMNS = [("N", "sessions"), ("target", "target"), ("actions served", "actions_
            ("p50 s", "p50_s"), ("p95 s", "p95_s"), ("max s", "max_s"), ("errors", "errors"),
            ("open p50 s", "open_p50_s"), ("server CPU ms/action", "server_cpu_ms_per_action"),
            ("of it main thread", "main_thread_cpu_ms_per_action"), ("cores busy", "server_cores_busy"),
-           ("RSS before → end MB", None), ("MB/session", "rss_per_session_mb"), ("client CPU s", "client_cpu_s"),
-           ("sessions/process", "sessions_per_process"), ("load avg", "load_avg_1min")]
+           ("RSS before → end MB", None), ("MB/session at open", "rss_open_per_session_mb"),
+           ("MB/session at end", "rss_per_session_mb"), ("client CPU s", "client_cpu_s"),
+           ("other processes' cores", "others_cores"), ("sessions/process", "sessions_per_process"),
+           ("load avg", "load_avg_1min")]
 
 
 def markdown(rows: list[dict]) -> str:
@@ -620,7 +679,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--direct", action="store_true", help="one `streamlit run app.py`, no nginx")
     parser.add_argument("--url", help="a running dashboard to load (not restarted); with --pids to measure it")
     parser.add_argument("--pids", default="", help="comma list of the running dashboard's process ids")
-    parser.add_argument("--data", type=Path, default=ROOT / "data", help="data folder (default: the shipped data/)")
+    parser.add_argument("--rev", help="serve this commit of the repository (exported to a temp dir with git archive, "
+                        "so other work in the tree does not leak in), e.g. HEAD")
+    parser.add_argument("--checkout", type=Path, help="serve the app of this folder (default: this repository)")
+    parser.add_argument("--data", type=Path, help="data folder (default: the served app's shipped data/)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=180.0,
                         help="seconds one action may take before it counts as an error")
@@ -639,9 +701,12 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="tiebreak-load-"))
     try:
+        app_dir, source = served_code(args.rev, args.checkout, work)
+        data_dir = args.data or app_dir / "data"
+        print(f"serving {source}; data {data_dir}", flush=True)
         if args.profile:
-            print(profile_reruns(args.data, work, args.profile_dir, args.profile_actions, args.seed, args.timeout,
-                                 args.profile_idle))
+            print(profile_reruns(data_dir, work, args.profile_dir, args.profile_actions, args.seed, args.timeout,
+                                 args.profile_idle, app_dir, source))
             print(f"profile written to {args.profile_dir}/rerun-profile.txt and rerun.prof")
             return 0
 
@@ -651,8 +716,8 @@ def main(argv: list[str] | None = None) -> int:
             step_dir = work / f"step-{i}"
             step_dir.mkdir()
             if args.direct:
-                return start_direct(args.data, step_dir)
-            return start_stack(args.data, step_dir, args.processes)
+                return start_direct(data_dir, step_dir, app_dir=app_dir)
+            return start_stack(data_dir, step_dir, args.processes, app_dir=app_dir)
 
         rows, validation = [], None
         for i, count in enumerate(counts or [0]):
@@ -681,7 +746,8 @@ def main(argv: list[str] | None = None) -> int:
             print(markdown(rows))
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps({"validation": asdict(validation) if validation else None,
+            args.json.write_text(json.dumps({"code": source, "date": time.strftime("%Y-%m-%d %H:%M"),
+                                             "validation": asdict(validation) if validation else None,
                                              "validation_ok": validation.ok if validation else None,
                                              "steps": rows, "argv": sys.argv[1:]}, indent=1, default=str))
         failed = (validation is not None and not validation.ok) or any(row["errors"] for row in rows)

@@ -1,12 +1,13 @@
 """``streamlit run`` with a probe around every script run, for ``bench/load_ws.py --profile``.
 
-    python bench/rerun_probe.py OUT_DIR [--cprofile] -- run app.py --server.port 8599 ...
+    python bench/rerun_probe.py OUT_DIR [--cprofile] [--count-objects] -- run app.py --server.port 8599 ...
 
 Wraps Streamlit's ``ScriptRunner._run_script`` (the script thread's body for one rerun: the page script, the
 widgets, every element's protobuf and its hash) and appends one JSON line per run to ``OUT_DIR/runs.jsonl``:
 wall seconds, the script thread's CPU seconds (``time.thread_time``), the seconds the process spent in garbage
 collection meanwhile (``gc.callbacks``; Streamlit runs a full ``gc.collect(2)`` after every run,
-``runner.postScriptGC``) and the page. With ``--cprofile`` each run
+``runner.postScriptGC``), with ``--count-objects`` the number of objects the collector tracks (what a full
+collection walks; their 25 commonest types after the latest run in ``OUT_DIR/tracked-types.json``), and the page. With ``--cprofile`` each run
 is also profiled with cProfile and written to ``OUT_DIR/run-<n>.prof`` (merge them with ``pstats``); CPU
 figures of profiled runs include the profiler's overhead, so take CPU per run from a run without it.
 What the script thread does not do — serialising every ForwardMsg again for the websocket, compression,
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 
-def install(out_dir: Path, profile: bool) -> None:
+def install(out_dir: Path, profile: bool, counts: bool = False) -> None:
     from streamlit.runtime.scriptrunner import script_runner
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -33,21 +34,25 @@ def install(out_dir: Path, profile: bool) -> None:
     counter = itertools.count(1)
     lock = threading.Lock()
     original = script_runner.ScriptRunner._run_script
-    collected = {"seconds": 0.0, "runs": 0, "started": 0.0}
+    collected = {"seconds": 0.0, "runs": 0, "started": 0.0, "full_seconds": 0.0, "full_runs": 0}
 
     def gc_timer(phase, info):  # every collection in the process, on any thread
         if phase == "start":
             collected["started"] = time.perf_counter()
         else:
-            collected["seconds"] += time.perf_counter() - collected["started"]
+            spent = time.perf_counter() - collected["started"]
+            collected["seconds"] += spent
             collected["runs"] += 1
+            if info.get("generation") == 2:
+                collected["full_seconds"] += spent
+                collected["full_runs"] += 1
 
     gc.callbacks.append(gc_timer)
 
     def probed(self, rerun_data):
         number = next(counter)
         profiler = cProfile.Profile() if profile else None
-        gc_before = collected["seconds"]
+        gc_before = dict(collected)
         wall, cpu = time.perf_counter(), time.thread_time()
         if profiler is not None:
             profiler.enable()
@@ -60,21 +65,32 @@ def install(out_dir: Path, profile: bool) -> None:
             if profiler is not None:
                 profiler.dump_stats(str(out_dir / f"run-{number}.prof"))
             line = json.dumps({"run": number, "wall": round(wall, 6), "cpu": round(cpu, 6),
-                               "gc": round(collected["seconds"] - gc_before, 6),
+                               "gc": round(collected["seconds"] - gc_before["seconds"], 6),
+                               "gc_collections": collected["runs"] - gc_before["runs"],
+                               "gc_full": round(collected["full_seconds"] - gc_before["full_seconds"], 6),
+                               "gc_full_collections": collected["full_runs"] - gc_before["full_runs"],
+                               "gc_tracked_objects": len(gc.get_objects()) if counts else None,
                                "page": getattr(rerun_data, "page_script_hash", "") or "",
                                "widgets": len(rerun_data.widget_states.widgets) if rerun_data.widget_states else 0})
             with lock, runs.open("a") as handle:
                 handle.write(line + "\n")
+            if counts:  # what the collector walks, by type, after the latest run
+                histogram: dict[str, int] = {}
+                for obj in gc.get_objects():
+                    name = type(obj).__module__ + "." + type(obj).__qualname__
+                    histogram[name] = histogram.get(name, 0) + 1
+                top = sorted(histogram.items(), key=lambda item: -item[1])[:25]
+                (out_dir / "tracked-types.json").write_text(json.dumps(top, indent=0))
 
     script_runner.ScriptRunner._run_script = probed
 
 
 def main(argv: list[str]) -> None:
     if "--" not in argv or len(argv) < 3:
-        raise SystemExit("usage: rerun_probe.py OUT_DIR [--cprofile] -- run app.py [streamlit options]")
+        raise SystemExit("usage: rerun_probe.py OUT_DIR [--cprofile] [--count-objects] -- run app.py [options]")
     cut = argv.index("--")
     own, streamlit_args = argv[:cut], argv[cut + 1:]
-    install(Path(own[0]), profile="--cprofile" in own[1:])
+    install(Path(own[0]), profile="--cprofile" in own[1:], counts="--count-objects" in own[1:])
     from streamlit.web import cli
 
     sys.argv = ["streamlit", *streamlit_args]
