@@ -5,6 +5,8 @@ or ``TIEBREAK_DATA=DIR streamlit run app.py``.
 
 - its script is ``ui/entry/dashboard.py``, which runs ``st.navigation`` over the views in ``pages/`` (the page
   table is ``ui/navigation.py``);
+- its middleware (``ui/page_base.py``) tells the browser where the server is, so a deep link to a page asks
+  no wrong address (no 404s);
 - its lifespan (``ui/warm_start.py``) prepares the default view's data once, as soon as the server is up, so
   the first visitor does not wait for imports, the store and the Leaderboard's queries.
 
@@ -12,7 +14,9 @@ Each page reads top to bottom: it draws the shared sidebar (``ui/sidebar.py``), 
 questions and shows the answers with ``ui/tables.py``, ``ui/charts.py`` and ``ui/hints.py``.
 """
 import streamlit as st
+from starlette.middleware import Middleware
 
-from ui import navigation, warm_start
+from ui import navigation, page_base, warm_start
 
-app = st.App(navigation.MAIN_SCRIPT, lifespan=warm_start.lifespan)
+app = st.App(navigation.MAIN_SCRIPT, lifespan=warm_start.lifespan,
+             middleware=[Middleware(page_base.BackendBaseFromPage)])
