@@ -223,13 +223,14 @@ class BrowserTab:
         raise TimeoutError(f"Chromium's page did not finish a run within {timeout:.0f} s")
 
     async def drawn_labels(self) -> set[str]:
-        """Labels of the widgets on screen (sidebar and main area)."""
+        """Text lines of the widgets' labels on screen (a button's icon name is a line of its own)."""
         selector = ", ".join(f"[data-testid='{t}']" for t in sorted(set(TESTIDS.values())))
-        return set(await self.page.evaluate(
+        texts = await self.page.evaluate(
             """(selector) => [...document.querySelectorAll(selector)].map((el) => {
                  const label = el.querySelector("[data-testid='stWidgetLabel']") || el.querySelector("label") || el;
-                 return label.innerText.trim();
-               })""", selector))
+                 return label.innerText;
+               })""", selector)
+        return {line.strip() for text in texts for line in text.splitlines() if line.strip()}
 
 
 def check_drawn(tree: PageTree, drawn: set[str], step: Step) -> None:
