@@ -1,0 +1,68 @@
+"""Regression (issue 18): after any interaction, "Filter systems" showed size "to: 50M" instead of "no limit",
+and typing a name then silently added ``size_max=50M`` ("e5" found 2 systems instead of all of them; "qwen"
+on R2MED none). In Chromium on the shipped data: a toggle, a page switch and back, then the popover's size
+bounds and a name search, whose count must equal the store's."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_browser import (ROOT, assert_no_exception, free_port, playwright_browser,  # noqa: F401
+                          start_server, wait_idle)
+
+pytestmark = pytest.mark.browser
+SHIPPED = ROOT / "data"
+
+
+@pytest.fixture(scope="module")
+def shipped_server(tmp_path_factory):
+    proc, base = start_server(SHIPPED, tmp_path_factory.mktemp("size-filter") / "streamlit.log")
+    yield base
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def _filtered_count(page) -> int:
+    captions = [t for t in page.get_by_test_id("stCaptionContainer").all_inner_texts() if "Filtered to" in t]
+    assert captions, "the filter note is shown"
+    return int(re.search(r"Filtered to (\d+) system", captions[0]).group(1))
+
+
+def _search(page, text: str) -> None:
+    page.get_by_role("button", name="Filter systems").click()
+    body = page.get_by_test_id("stPopoverBody")
+    body.wait_for()
+    assert page.get_by_role("combobox", name="to", exact=True).input_value() == "no limit"
+    assert page.get_by_role("combobox", name="Size from", exact=True).input_value() == "0"
+    box = body.get_by_role("textbox", name="Name contains")
+    box.fill(text)
+    box.press("Enter")
+    wait_idle(page)
+    page.keyboard.press("Escape")
+    wait_idle(page)
+
+
+@pytest.mark.parametrize("bench, text", [("rar-b", "e5"), ("r2med", "qwen")])
+def test_size_bounds_stay_open_and_a_name_search_adds_no_size_bound(shipped_server, playwright_browser, bench, text):
+    from evalcore.store import Store
+
+    context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(120_000)
+        page.goto(f"{shipped_server}/?bench={bench}")
+        wait_idle(page)
+        page.get_by_text("Show Borda count").click()  # any interaction
+        wait_idle(page)
+        for title in ("Rank flips", "Leaderboard"):  # a page switch and back
+            page.get_by_test_id("stSidebarNav").get_by_role("link").filter(has_text=title).click()
+            wait_idle(page)
+        _search(page, text)
+        assert_no_exception(page)
+        assert "size_max" not in page.url and "size_min" not in page.url, page.url
+        expected = Store(SHIPPED).systems(search=text, benchmark=bench)
+        assert len(expected) > 2
+        assert _filtered_count(page) == len(expected)
+    finally:
+        context.close()
