@@ -30,7 +30,8 @@ from typing import ParamSpec, TypeVar
 import pandas as pd
 import streamlit as st
 
-from evalcore.store import Condition, Gap, Leaderboard, PairedTest, RankFlips, SkippedFile, Store, data_dir
+from evalcore.provenance import Provenance, load as load_provenance
+from evalcore.store import Condition, Gap, Leaderboard, LoadWarning, PairedTest, RankFlips, SkippedFile, Store, data_dir
 
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -91,6 +92,11 @@ def skipped_files(data: Snapshot) -> list[SkippedFile]:
     return list(_store(str(data.data_dir)).skipped)
 
 
+def load_warnings(data: Snapshot) -> list[LoadWarning]:
+    """Rows of loaded files the store left out or changed at load, each with the file and why."""
+    return list(_store(str(data.data_dir)).warnings)
+
+
 # -------------------------------------------------------------------------------------------- questions
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -144,9 +150,10 @@ def systems(data: Snapshot, *, search: str | None = None, families: Systems = No
 
 @_question
 def leaderboard(data: Snapshot, cond: Condition, *, systems: Systems = None,
-                bootstrap: int = LEADERBOARD_BOOTSTRAP) -> Leaderboard:
-    """Systems ranked by G with tie ranges, bootstrap and rank intervals: :meth:`Store.leaderboard`."""
-    return _store_of(data).leaderboard(cond, systems=systems, bootstrap=bootstrap)
+                bootstrap: int = LEADERBOARD_BOOTSTRAP, aggregate: str | None = None) -> Leaderboard:
+    """Systems ranked by ``aggregate`` (None = the benchmark's own: G for RAR-b, the mean for R2MED) with tie
+    ranges, bootstrap intervals, shared ranks and rank intervals: :meth:`Store.leaderboard`."""
+    return _store_of(data).leaderboard(cond, systems=systems, bootstrap=bootstrap, aggregate=aggregate)
 
 
 @_question
@@ -211,6 +218,13 @@ def paired_test(data: Snapshot, system_a: str, system_b: str, cond: Condition, *
 def coverage(data: Snapshot) -> pd.DataFrame:
     """Tasks per system × condition, and how many from per-query rows: :meth:`Store.coverage`."""
     return _store_of(data).coverage()
+
+
+@_question
+def provenance(data: Snapshot) -> Provenance:
+    """Where the folder's numbers come from (``provenance.json``: source, repository, commit, write date):
+    :func:`evalcore.provenance.load`; empty when the folder has no provenance file."""
+    return load_provenance(data.data_dir)
 
 
 @_question
@@ -292,6 +306,6 @@ def what_if(run_path: str, qrels_path: str, *, to: str, scoring: str, metric: st
 def clear_answers() -> None:
     """Forget every cached answer (tests)."""
     for question in (facets, systems, leaderboard, tie_summary, rank_flips, instruction_gap, mcr_vs_full,
-                     per_task, query_diff, paired_test, runs, _rescored, coverage, precision_kinds, task_table,
+                     per_task, query_diff, paired_test, runs, _rescored, coverage, precision_kinds, task_table, provenance,
                      _task_texts):
         question.clear()  # type: ignore[attr-defined]
