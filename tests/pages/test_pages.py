@@ -72,36 +72,6 @@ def test_missing_data_dir_is_explained(open_url, tmp_path):
     assert any("does not exist" in e for e in texts(at, "error"))
 
 
-def test_leaderboard_numbers_equal_the_store(open_url, synthetic_dir):
-    at = open_url(synthetic_dir, params={"bench": "rar-b", "metric": "ndcg@10", "instr": "without", "prec": "bf16"})
-    assert_clean(at)
-    board = Store(synthetic_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=0)
-    top = board.ranked.sort_values("G", ascending=False).iloc[0]
-    shown = {m.label: m.value for m in at.metric}
-    assert shown["Systems ranked"] == str(len(board.ranked))
-    assert f"Top system: **{top['system']}**" in texts(at, "markdown")
-    assert shown["Top G"] == f"{top['G']:.4f}"
-    assert shown["Top G tie range"] == f"{top['G_min']:.3f} – {top['G_max']:.3f}"
-    table = at.dataframe[0].value
-    assert table["system"].tolist() == board.ranked["system"].tolist()
-    assert table["G"].round(12).tolist() == board.ranked["G"].round(12).tolist()
-
-
-def test_leaderboard_draws_a_chart_only_when_asked(open_url, synthetic_dir):
-    """Charts sit below the fold and each costs the browser work on every rerun: none by default, one when chosen."""
-    at = open_url(synthetic_dir)
-    assert_clean(at)
-    assert at.radio(key="chart").value == "none" and not at.get("plotly_chart")
-    assert "chart" not in at.query_params, "the default is not written to the URL"
-    at.radio(key="chart").set_value("intervals").run()
-    assert len(at.get("plotly_chart")) == 1 and at.query_params["chart"] == "intervals"
-    assert "G with its intervals" in [h.value for h in at.subheader]
-    at = open_url(synthetic_dir, params={"chart": "size"})
-    assert_clean(at)
-    assert len(at.get("plotly_chart")) == 1
-    assert "Performance vs model size" in [h.value for h in at.subheader]
-
-
 def test_rank_flip_numbers_equal_the_store(open_url, synthetic_dir):
     at = open_url(synthetic_dir, "rank-flips.py", {"flip_a": "bf16", "flip_b": "bf16+hps", "instr": "with"})
     assert_clean(at)

@@ -112,3 +112,33 @@ def test_latex_table_escapes_and_bolds_the_best_value():
     latex = tables.latex_table(frame, "50% of #1", bold_max=["G"])
     assert r"a\_b & 0.5000 \\" in latex and r"c\&d & \textbf{0.7500} \\" in latex
     assert r"\caption{50\% of \#1}" in latex
+
+
+def test_latex_prints_ranks_as_integers_and_missing_values_as_dashes():
+    frame = tables.with_integer_columns(pd.DataFrame({"rank": [1.0, 2.0, np.nan], "system": ["a", "b", "c"],
+                                                      "G": [0.5, 0.25, np.nan]}), ["rank"])
+    body = tables.latex_table(frame, "c", ["G"]).split(r"\midrule")[1]
+    assert "1 & a & \\textbf{0.5000}" in body and "2 & b & 0.2500" in body and "-- & c & --" in body
+    assert "1.0000" not in body and "<NA>" not in body
+
+
+def test_a_one_row_or_constant_column_has_no_best_to_bold():
+    one = tables.latex_table(pd.DataFrame({"system": ["a"], "G": [0.5], "T": [0.3]}), "c", ["G", "T"])
+    assert "textbf" not in one
+    flat = tables.latex_table(pd.DataFrame({"system": ["a", "b"], "G": [0.5, 0.5]}), "c", ["G"])
+    assert "textbf" not in flat
+
+
+def test_a_wide_latex_table_is_scaled_to_the_page_and_a_narrow_one_is_not():
+    wide = pd.DataFrame({f"c{i}": [0.1, 0.2] for i in range(tables.WIDE_LATEX + 1)})
+    assert "\\resizebox{\\linewidth}{!}{%" in tables.latex_table(wide, "c")
+    assert "graphicx" in tables.latex_table(wide, "c")
+    assert "resizebox" not in tables.latex_table(wide.iloc[:, :tables.WIDE_LATEX], "c")
+
+
+def test_csv_prints_integer_columns_without_a_decimal_point():
+    from evalcore.csv_export import to_csv_text
+
+    frame = tables.with_integer_columns(pd.DataFrame({"rank": [1.0, np.nan], "n_tasks": [17.0, 3.0],
+                                                      "G": [1.0, 0.5]}), ["rank", "n_tasks"])
+    assert to_csv_text(frame).splitlines() == ["rank,n_tasks,G", "1,17,1.0", ",3,0.5"]

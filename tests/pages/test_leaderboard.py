@@ -1,0 +1,154 @@
+"""The Leaderboard (pages/leaderboard.py, ui/board.py): numbers equal the store's, ranks admit ties, the landing
+says per row whether a rank is robust and points to the per-query results, each benchmark ranks by its own
+aggregate, policy swaps and precision kinds are said, a chart is drawn by default, and the exports carry
+every row."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app_harness import ROOT, texts
+from evalcore.store import Condition, Store
+from ui import board as boards
+from ui import tables
+
+SHIPPED = ROOT / "data"
+POOLED = {"bench": "rar-b", "setting": "full-pooled", "instr": "any", "metric": "ndcg@10", "prec": "fp32"}
+
+
+def assert_clean(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not texts(at, "error"), texts(at, "error")
+
+
+def _html(at) -> str:
+    return " ".join(str(el.proto.body) for el in at.get("html"))
+
+
+def test_numbers_and_tie_aware_ranks_equal_the_store(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"bench": "rar-b", "metric": "ndcg@10", "instr": "without", "prec": "bf16"})
+    assert_clean(at)
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=1000)
+    top = board.ranked.iloc[0]
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Systems ranked"] == str(len(board.ranked))
+    assert shown["Top G"] == f"{top['G']:.4f}"
+    assert shown["With per-query results"] == f"{int(board.ranked['has_query_data'].sum())} of {len(board.ranked)}"
+    assert f"Top system: **{top['system']}**" in texts(at, "markdown")
+    table = at.dataframe[0].value
+    assert table["system"].tolist() == board.ranked["system"].tolist()
+    assert table["G"].round(12).tolist() == board.ranked["G"].round(12).tolist()
+    assert table["shared_rank"].tolist() == board.ranked["shared_rank"].astype(int).tolist()
+    for (_, row), (_, want) in zip(table.iterrows(), board.ranked.iterrows()):
+        assert row["interval"] == f"{want['combined_lo']:.3f}–{want['combined_hi']:.3f}"
+        lo, hi = int(want["rank_lo"]), int(want["rank_hi"])
+        assert row["ranks"] == (f"{lo} (robust)" if lo == hi else f"{lo}–{hi}")
+
+
+def test_the_landing_says_per_row_task_level_only_and_points_to_the_per_query_results(open_url):
+    at = open_url(SHIPPED)
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert set(table["interval"]) == {boards.TASK_LEVEL_ONLY}, "published rows: no interval, said per row"
+    assert set(table["ranks"]) == {"not known"}
+    assert "unknown" not in {m.value for m in at.metric}, "no headline 'unknown'"
+    coverage = Store(SHIPPED).coverage()
+    with_rows = coverage[(coverage["benchmark"] == "rar-b") & (coverage["n_query_tasks"] > 0)]
+    page = _html(at)
+    assert f"<b>{with_rows['system'].nunique()} systems</b> have per-query results" in page
+    href = re.search(r'href="([^"]+)"', page).group(1)
+    assert href == "?bench=rar-b&setting=full-pooled&metric=ndcg@10&instr=any&prec=fp32&ties=docid-desc"
+    # the link is a real view: opened as a URL it shows the per-query board, BM25 able to be first
+    params = dict(pair.split("=") for pair in href[1:].split("&"))
+    there = open_url(SHIPPED, params=params)
+    assert_clean(there)
+    pooled = there.dataframe[0].value.set_index("system")
+    assert pooled.loc["tiebreak-run/bm25s", "ranks"].startswith("1–")
+    assert pooled.loc["tiebreak-run/bm25s", "shared_rank"] == 1
+    assert any("ranked systems have per-query results here" in m for m in texts(there, "markdown"))
+
+
+def test_a_chart_with_intervals_is_drawn_by_default_and_can_be_switched(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"instr": "without"})
+    assert_clean(at)
+    assert at.radio(key="chart").value == "intervals" and "chart" not in at.query_params
+    page = _html(at)
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", instruction=False), bootstrap=0)
+    assert page.count('class="tb-row" title=') == min(boards.CHART_ROWS, len(board.ranked))
+    assert "95% bootstrap interval" in page and "tie range" in page, "the legend, below the rows"
+    assert not at.get("plotly_chart"), "the default chart loads no plotting library"
+    at.radio(key="chart").set_value("none").run()
+    assert "tb-forest" not in _html(at) and at.query_params["chart"] == "none"
+    at = open_url(synthetic_dir, params={"chart": "size"})
+    assert len(at.get("plotly_chart")) == 1
+    assert "Performance vs model size" in [h.value for h in at.subheader]
+
+
+def test_each_benchmark_ranks_by_its_own_aggregate_and_says_so(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"bench": "r2med"})
+    assert_clean(at)
+    assert at.radio(key="sort").value == "mean" and "sort" not in at.query_params
+    assert any("Ranked by **mean**" in c and "R2MED's own aggregate" in c for c in texts(at, "caption"))
+    board = Store(synthetic_dir).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    assert board.ranked_by == "mean"
+    assert at.dataframe[0].value["system"].tolist() == board.ranked["system"].tolist()
+    at.radio(key="sort").set_value("g").run()
+    assert at.query_params["sort"] == "g"
+    assert any("Ranked by **G**" in c and "not R2MED's own, which is mean" in c for c in texts(at, "caption"))
+    intro = " ".join(texts(at, "markdown"))
+    assert "RAR-b by G" in intro and "R2MED by the mean" in intro
+
+
+def test_policy_swaps_and_precision_kinds_are_said_on_the_shipped_pooled_board(open_url):
+    at = open_url(SHIPPED, params=POOLED)
+    assert_clean(at)
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"), bootstrap=0)
+    assert len(board.policy_swaps), "the shipped case: uniform-random and constant swap under docid-desc"
+    warnings = " ".join(texts(at, "warning"))
+    for pair in board.policy_swaps.itertuples():
+        assert f"**{pair.system_1}** ahead of **{pair.system_2}**" in warnings
+    kinds = " ".join(texts(at, "info"))
+    assert "(inference)" in kinds and "(native)" in kinds and "tiebreak-run/bm25s" in kinds
+    assert set(at.dataframe[0].value["precision_kind"].dropna()) == {"inference", "native"}
+
+
+def test_provenance_names_repository_commit_and_snapshot(open_url):
+    at = open_url(SHIPPED)
+    caption = " ".join(texts(at, "caption"))
+    assert "embeddings-benchmark/results @ f4cc6c8" in caption and "Data snapshot 20" in caption
+    assert set(at.dataframe[0].value["source"]) == {"mteb-results@f4cc6c8"}
+
+
+def test_exports_carry_every_row_with_integer_ranks():
+    from evalcore.csv_export import to_csv_text
+
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    meta = Store(SHIPPED).systems(benchmark="rar-b")
+    rows = boards.export_rows(board, meta, pd.Series(dtype=object))
+    assert len(rows) == len(board.ranked) + len(board.incomplete)
+    assert rows["system"].tolist() == board.rows()["system"].tolist()
+    assert rows["complete"].tolist() == [True] * len(board.ranked) + [False] * len(board.incomplete)
+    assert rows["reference"].notna().any() and rows["source"].eq("mteb-results@f4cc6c8").all()
+    csv = to_csv_text(rows).splitlines()
+    assert re.match(r"^1,,,", csv[1]), "shared rank 1, no rank interval without per-query data"
+    latex = tables.latex_table(boards.latex_rows(board), "caption", [board.ranked_by])
+    assert "1.0000" not in latex.split("\\midrule")[1].split(" & ")[0]
+    assert "\\resizebox{\\linewidth}" in latex, "21 columns are scaled to the page"
+    assert latex.count("not ranked") == len(board.incomplete)
+
+
+def test_the_first_four_columns_fit_a_phone():
+    assert boards.RANK_WIDTH + boards.SYSTEM_WIDTH + boards.SCORE_WIDTH + boards.INTERVAL_WIDTH <= 350
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    table = boards.table(board, None, pd.Series(dtype=object), "g", False, False)
+    assert table.columns[:4].tolist() == ["shared_rank", "system", "G", "interval"]
+
+
+def test_every_jargon_header_links_to_the_glossary():
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    config = boards.column_config(board)
+    for column in ("shared_rank", "G", "interval", "ranks", "G_min", "G_expected", "G_lo", "precision_kind"):
+        assert "glossary#" in config[column]["help"], column

@@ -1,0 +1,55 @@
+"""ui/charts.py: the forest chart's coordinates (a value's position is its share of the axis), its cut bands,
+its ticks, and figures keep their legends above the plot."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ui import charts
+
+BANDS = [charts.Band("lo", "hi", "95% bootstrap interval", "#93c5fd", 10),
+         charts.Band("mn", "mx", "tie range", "#f97316", 4)]
+
+
+def _frame():
+    return pd.DataFrame({"s": ["a", "b<script>", "c"], "G": [0.10, 0.07, 0.001], "lo": [0.09, 0.06, np.nan],
+                         "hi": [0.11, 0.08, np.nan], "mn": [0.10, 0.06, 0.0], "mx": [0.10, 0.12, 1.0]})
+
+
+def test_positions_are_shares_of_the_axis_and_a_far_band_is_cut():
+    frame = _frame()
+    low, high = charts.forest_domain(frame, "G", BANDS)
+    assert low == 0.0 and high < 1.0, "the constant scorer's [0, 1] does not squash the others"
+    html = charts.forest_html(frame, "s", "G", BANDS, "G")
+    dots = [float(x) for x in re.findall(r'tb-dot" style="left:([\d.]+)%', html)]
+    np.testing.assert_allclose(dots, [100 * g / high for g in frame["G"]], atol=0.01)
+    assert html.count("tb-cut") - html.count(".tb-cut") == 1, "only c's tie range reaches past the end"
+    assert "b&lt;script&gt;" in html and "<script>" not in html
+    assert html.index('class="tb-legend"') > html.rindex('class="tb-row"'), "the legend is below the rows"
+
+
+@given(st.floats(-5, 5), st.floats(0.001, 10))
+def test_ticks_are_round_and_inside_the_range(lo, width):
+    ticks = charts.nice_ticks(lo, lo + width)
+    assert 2 <= len(ticks) <= 7
+    assert all(lo - 1e-9 <= t <= lo + width + 1e-9 for t in ticks)
+    steps = np.diff(ticks)
+    assert np.allclose(steps, steps[0])
+    mantissa = steps[0] / 10 ** np.floor(np.log10(steps[0]))
+    assert any(abs(mantissa - m) < 1e-6 for m in (1, 2, 5, 10))
+
+
+def test_draw_puts_the_legend_above_the_plot(monkeypatch):
+    import plotly.graph_objects as go
+
+    drawn = []
+    monkeypatch.setattr(charts.st, "plotly_chart", lambda fig, **kw: drawn.append(fig))
+    fig = go.Figure(go.Scatter(x=[1], y=[1], name="a"))
+    fig.update_layout(legend=dict(x=0.8, y=0.5))  # inside the plot
+    charts.draw(fig)
+    legend = drawn[0].layout.legend
+    assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y > 1

@@ -1,0 +1,271 @@
+"""What the Leaderboard shows and exports, in which words: its table, the export frames, the per-query pointer
+and the lines about policy swaps and precision kinds. Pure pandas over the store's answers — every number is
+evalcore's (:class:`evalcore.store.Leaderboard`: shared ranks, combined intervals, rank intervals); this module
+only picks, labels and words them. The page script (``pages/leaderboard.py``) draws what it returns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.aggregate import AGGREGATES, official_aggregate
+from evalcore.store import Condition, Leaderboard
+from ui import glossary, state, tables
+from ui.sidebar import INSTRUCTION_CHOICES, SETTING_LABELS
+
+ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
+"""The Leaderboard's ranking control (URL key ``sort``): G or the mean ranks the board; Borda only orders its
+rows (the ranks stay those of the benchmark's own aggregate)."""
+AGGREGATE_OF = {"g": "G", "mean": "mean"}
+BENCHMARK_NAMES = {"rar-b": "RAR-b", "r2med": "R2MED"}
+TASK_LEVEL_ONLY = "task-level scores only"
+CHART_ROWS = 15
+RANK_WIDTH, SYSTEM_WIDTH, SCORE_WIDTH, INTERVAL_WIDTH = 44, 150, 60, 96
+"""Pixel widths of the first four columns: together (350 px) they fit a phone's screen (390 px wide, less the
+page's margins), so rank, system, score and its interval show without scrolling sideways."""
+INTEGER_COLUMNS = ("shared_rank", "rank", "rank_lo", "rank_hi", "n_tasks")
+
+
+def benchmark_name(benchmark: str) -> str:
+    return BENCHMARK_NAMES.get(benchmark, benchmark)
+
+
+def default_order(benchmark: str) -> str:
+    """The ranking control's default: the benchmark's own aggregate (``g`` for RAR-b, ``mean`` for R2MED)."""
+    return "mean" if official_aggregate(benchmark) == "mean" else "g"
+
+
+def ranking_aggregate(order: str, benchmark: str) -> str:
+    """The aggregate that ranks under the control's ``order``: "G" / "mean" (Borda orders only: the
+    benchmark's own ranks)."""
+    return AGGREGATE_OF.get(order, official_aggregate(benchmark))
+
+
+def aggregate_for(order: str, benchmark: str) -> str | None:
+    """The ``aggregate=`` to ask the store: None for the benchmark's own (the question the warm start asked),
+    else "G" / "mean"."""
+    wanted = ranking_aggregate(order, benchmark)
+    return None if wanted == official_aggregate(benchmark) else wanted
+
+
+def ranking_line(board: Leaderboard, benchmark: str) -> str:
+    """Which aggregate ranks, and whether it is the benchmark's own."""
+    own = official_aggregate(benchmark)
+    name = benchmark_name(benchmark)
+    whose = f"{name}'s own aggregate" if board.ranked_by == own else f"not {name}'s own, which is {own}"
+    return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}) · tie policy of the "
+            f"oblivious values: `{board.tie_policy}`")
+
+
+# -------------------------------------------------------------------------------------------- per row
+def interval_text(row: pd.Series, agg: str) -> str:
+    boot = pd.notna(row.get(f"{agg}_lo")) and pd.notna(row.get(f"{agg}_hi"))
+    ties = pd.notna(row.get(f"{agg}_min")) and pd.notna(row.get(f"{agg}_max"))
+    if not (boot or ties):
+        return TASK_LEVEL_ONLY
+    text = f"{row['combined_lo']:.3f}–{row['combined_hi']:.3f}"
+    return text if boot and ties else text + (" (ties only)" if ties else " (no tie range)")
+
+
+def ranks_text(row: pd.Series) -> str:
+    lo, hi = row.get("rank_lo"), row.get("rank_hi")
+    if pd.isna(lo) or pd.isna(hi):
+        return "not known"
+    return f"{int(lo)} (robust)" if lo == hi else f"{int(lo)}–{int(hi)}"
+
+
+def _yes_no(value) -> str:
+    return "unknown" if value is None or value is pd.NA or pd.isna(value) else ("yes" if bool(value) else "no")
+
+
+def kinds_of(kinds: pd.DataFrame, cond: Condition) -> pd.Series:
+    """system → precision kind (inference / storage / native) under ``cond``'s benchmark, setting and
+    precision (absent: the files do not say — published scores)."""
+    if kinds is None or kinds.empty:
+        return pd.Series(dtype=object)
+    rows = kinds[(kinds["benchmark"] == cond.benchmark) & (kinds["setting"] == cond.setting)
+                 & (kinds["precision"] == cond.precision)]
+    return rows.drop_duplicates("system").set_index("system")["precision_kind"]
+
+
+def _metadata(frame: pd.DataFrame, meta: pd.DataFrame, kinds: pd.Series) -> pd.DataFrame:
+    meta = meta.drop_duplicates("system").set_index("system") if meta is not None and len(meta) else pd.DataFrame()
+    systems = frame["system"]
+
+    def column(name):
+        return systems.map(meta[name]) if name in meta else pd.Series(pd.NA, index=frame.index)
+
+    return pd.DataFrame({
+        "precision_kind": systems.map(kinds) if len(kinds) else pd.Series(pd.NA, index=frame.index, dtype=object),
+        "n_parameters": pd.to_numeric(column("n_parameters"), errors="coerce"),
+        "license": column("license"),
+        "open_weights": column("open_weights").map(_yes_no),
+        "instructions": column("uses_instructions").map(_yes_no),
+        "reference": column("reference"),
+        "source": column("source"),
+    }, index=frame.index)
+
+
+def ordered(board: Leaderboard, order: str) -> pd.DataFrame:
+    """The ranked rows in the page's order: by rank (ties: the point value), or by Borda points."""
+    if order == "borda":
+        return board.ranked.sort_values(["borda", "rank"], ascending=[False, True], kind="stable")
+    return board.ranked
+
+
+def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, show_other: bool,
+          show_borda: bool) -> pd.DataFrame:
+    """The table the page shows: rank (shared), system, score, its combined interval and rank interval as
+    words first (what a phone shows without scrolling), then the numbers behind them, metadata and the task
+    columns."""
+    agg = board.ranked_by
+    other = "mean" if agg == "G" else "G"
+    rows = ordered(board, order)
+    shown = pd.DataFrame({
+        "shared_rank": rows["shared_rank"].astype("int64"),
+        "system": rows["system"],
+        agg: rows[agg],
+        "interval": rows.apply(interval_text, axis=1, agg=agg),
+        "ranks": rows.apply(ranks_text, axis=1),
+    }, index=rows.index)
+    numbers = [f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
+    numbers += ([other] if show_other else []) + (["borda"] if show_borda else []) + ["n_tasks"]
+    shown = pd.concat([shown, rows[numbers], _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
+    return shown.dropna(axis=1, how="all").reset_index(drop=True)
+
+
+def column_config(board: Leaderboard) -> dict:
+    """Labels, formats and glossary tooltips of :func:`table`'s columns."""
+    agg = board.ranked_by
+    number, tip = tables.number, glossary.tip
+    config = {
+        "shared_rank": number("Rank", 0, width=RANK_WIDTH, pinned=True, help=tip("shared-rank")),
+        "system": st.column_config.TextColumn("System", pinned=True, width=SYSTEM_WIDTH),
+        agg: number(agg, width=SCORE_WIDTH, help=tip("g" if agg == "G" else "mean", "oblivious")),
+        "interval": st.column_config.TextColumn("Interval", width=INTERVAL_WIDTH, help=tip(
+            "combined-interval", "task-level-only", before="Hull of the 95% bootstrap interval and the tie range.")),
+        "ranks": st.column_config.TextColumn("Rank range", help=tip("rank-interval")),
+        f"{agg}_min": number(f"{agg} min", help=tip("tie-range")),
+        f"{agg}_max": number(f"{agg} max", help=tip("tie-range")),
+        f"{agg}_expected": number(f"{agg} expected", help=tip("expected")),
+        f"{agg}_lo": number("95% lo", help=tip("bootstrap")),
+        f"{agg}_hi": number("95% hi", help=tip("bootstrap")),
+        "rank": number(f"Rank by {agg}", 0, help=f"Competition rank of the point values of {agg} (1, 2, 2, 4), "
+                       "ignoring ties and sampling."),
+        "mean": number("Mean", help=tip("mean")),
+        "G": number("G", help=tip("g")),
+        "borda": number("Borda", 1, help=tip("borda")),
+        "n_tasks": number("Tasks", 0, width="small"),
+        "precision_kind": st.column_config.TextColumn("Precision kind", help=tip("precision-kind")),
+        "n_parameters": st.column_config.NumberColumn("Parameters", format="compact"),
+        "license": st.column_config.TextColumn("Licence"),
+        "open_weights": st.column_config.TextColumn("Open weights"),
+        "instructions": st.column_config.TextColumn("Uses instructions", help=tip("instruction")),
+        "reference": st.column_config.LinkColumn("Model page",
+                                                 display_text=r"^https?://(?:www\.)?(?:huggingface\.co/)?(.*?)/?$"),
+        "source": st.column_config.TextColumn("Source", help="Where the row's numbers come from; the line under "
+                                              "the table names each source's repository, commit and date."),
+    }
+    config.update({task: number(task) for task in board.tasks})
+    return config
+
+
+# -------------------------------------------------------------------------------------------- exports
+def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series) -> pd.DataFrame:
+    """Every system (ranked ones first, then those not ranked: :meth:`Leaderboard.rows`) with every number of
+    the board, its metadata and its source: what the CSV holds."""
+    agg = board.ranked_by
+    rows = board.rows()
+    first = ["shared_rank", "rank_lo", "rank_hi", "system", agg, "combined_lo", "combined_hi", f"{agg}_min",
+             f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
+    rest = [c for c in rows.columns if c not in first and c not in board.tasks]
+    frame = pd.concat([rows[first + rest], _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
+    return tables.with_integer_columns(frame, INTEGER_COLUMNS)
+
+
+def latex_rows(board: Leaderboard) -> pd.DataFrame:
+    """The LaTeX table: rank, system, score, interval, rank range, tasks, then the task scores (wide tables are
+    scaled to the page: :data:`ui.tables.WIDE_LATEX`); every system, the ones not ranked without a rank."""
+    agg = board.ranked_by
+    rows = board.rows()
+    interval = [interval_text(row, agg) if row["complete"] else "" for _, row in rows.iterrows()]
+    ranks = [ranks_text(row) if row["complete"] else "not ranked" for _, row in rows.iterrows()]
+    frame = pd.DataFrame({"Rank": rows["shared_rank"], "System": rows["system"], agg: rows[agg],
+                          "Interval": interval, "Rank range": ranks, "Tasks": rows["n_tasks"]})
+    return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("Rank", "Tasks"))
+
+
+# -------------------------------------------------------------------------------------------- lines
+@dataclass(frozen=True)
+class Pointer:
+    """Where the per-query results of a benchmark are: how many systems have them, whether the shown board is
+    such a condition, and a condition that has them with its link (URL query) and its words."""
+
+    n_systems: int
+    here: bool
+    cond: Condition | None = None
+    url: str = ""
+    words: str = ""
+
+
+SETTING_PREFERENCE = ("full-pooled", "mcr", "full")
+
+
+def per_query_pointer(coverage: pd.DataFrame, cond: Condition, board: Leaderboard) -> Pointer:
+    """How many systems of ``cond``'s benchmark have per-query results, and the condition nearest to ``cond``
+    that has them (same metric if it can, else ndcg@10 / p@1; fp32; docid-desc; instructions as published)."""
+    here = bool(board.ranked["has_query_data"].any()) if len(board.ranked) else False
+    if coverage is None or coverage.empty:
+        return Pointer(0, here)
+    rows = coverage[(coverage["benchmark"] == cond.benchmark) & (coverage["n_query_tasks"] > 0)]
+    n_systems = int(rows["system"].nunique())
+    if rows.empty:
+        return Pointer(0, here)
+    rank = rows.assign(
+        _setting=rows["setting"].map({s: i for i, s in enumerate(SETTING_PREFERENCE)}).fillna(9),
+        _metric=rows["metric"].map({cond.metric: 0, "ndcg@10": 1, "p@1": 2}).fillna(3),
+        _precision=(rows["precision"] != "fp32").astype(int) + (rows["precision"] != cond.precision).astype(int),
+        _ties=(rows["tie_policy"] != "docid-desc").astype(int),
+        _systems=-rows.groupby(["setting", "metric", "precision", "tie_policy"])["system"].transform("nunique"),
+    ).sort_values(["_setting", "_metric", "_precision", "_ties", "_systems"], kind="stable")
+    best = rank.iloc[0]
+    target = Condition(cond.benchmark, best["metric"], best["setting"], None, best["precision"], best["tie_policy"])
+    instr = next(k for k, v in INSTRUCTION_CHOICES.items() if v is None)
+    url = state.share_url({"bench": target.benchmark, "setting": target.setting, "metric": target.metric,
+                           "instr": instr, "prec": target.precision, "ties": target.tie_policy}, None)
+    words = " · ".join([benchmark_name(target.benchmark), SETTING_LABELS.get(target.setting, target.setting),
+                        target.metric, target.precision])
+    return Pointer(n_systems, here, target, url, words)
+
+
+def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
+    """The notice when the chosen tie policy decides the order of some pairs (:attr:`Leaderboard.policy_swaps`),
+    naming them."""
+    swaps = board.policy_swaps
+    if swaps is None or swaps.empty:
+        return None
+    agg = board.ranked_by
+    pairs = [f"**{a}** ahead of **{b}** by `{board.tie_policy}` ({v1:.4f} vs {v2:.4f}) but behind by expected "
+             f"value ({e1:.4f} vs {e2:.4f})" for a, b, v1, v2, e1, e2 in swaps.head(limit).itertuples(index=False)]
+    more = f"; and {len(swaps) - limit} more pair(s)" if len(swaps) > limit else ""
+    return (f"The tie policy decides the order of {len(swaps)} pair(s) on {agg} — "
+            + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")
+
+
+def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int = 4) -> str | None:
+    """When the board's systems reached ``cond.precision`` in different ways (a model run in bf16 next to
+    scores stored in bf16), one line saying which is which."""
+    present = kinds.reindex(systems.unique()).dropna()
+    if present.nunique() < 2:
+        return None
+    words = {"inference": f"model run in {cond.precision}", "storage": f"output stored in {cond.precision}",
+             "native": "the system's own output"}
+    groups = []
+    for kind, names in present.groupby(present).groups.items():
+        names = sorted(names)
+        shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+        groups.append(f"{words.get(kind, kind)} ({kind}): {shown}")
+    return (f"“{cond.precision}” means different things on this board — " + "; ".join(groups)
+            + f". {glossary.link('precision-kind', 'Precision kinds')}.")
