@@ -105,7 +105,7 @@ def _notices(board, view, kinds) -> None:
     left_out = data.load_warnings(view.data)
     if left_out:
         st.caption(f":material/warning: {len(left_out)} group(s) of rows were left out when the data was loaded "
-                   "(bad or repeated values): see “rows left out” in the sidebar.")
+                   "(bad or repeated values): see “rows left out” at the bottom of the sidebar.")
 
 
 def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -> None:

@@ -112,14 +112,18 @@ def _finish(notices_box) -> None:
     sidebar.share_box(params, _page_url())
     try:
         data_dir = data.data_dir_from()
-        skipped = data.skipped_files(data.snapshot(data_dir)) if data_dir.is_dir() else []
+        snapshot = data.snapshot(data_dir) if data_dir.is_dir() else None
+        skipped = data.skipped_files(snapshot) if snapshot else []
+        left_out = data.load_warnings(snapshot) if snapshot else []
     except Exception:  # the store could not open the folder: the page has said so
-        skipped = []
-    if skipped:
-        with st.sidebar.expander(f"{len(skipped)} data file(s) skipped"):
-            for item in skipped:
-                name = Path(item.path).name.replace("`", "'")  # a backtick would end the code span
-                st.caption(f"`{name}`: {hints.safe_text(item.reason)}")
+        skipped, left_out = [], []
+    for items, title, text in ((skipped, f"{len(skipped)} data file(s) skipped", "reason"),
+                               (left_out, f"{len(left_out)} group(s) of rows left out", "message")):
+        if items:
+            with st.sidebar.expander(title):
+                for item in items:
+                    name = Path(item.path).name.replace("`", "'")  # a backtick would end the code span
+                    st.caption(f"`{name}`: {hints.safe_text(getattr(item, text))}")
 
 
 def _page_url() -> str | None:

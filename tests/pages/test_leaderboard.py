@@ -152,3 +152,22 @@ def test_every_jargon_header_links_to_the_glossary():
     config = boards.column_config(board)
     for column in ("shared_rank", "G", "interval", "ranks", "G_min", "G_expected", "G_lo", "precision_kind"):
         assert "glossary#" in config[column]["help"], column
+
+
+def test_rows_left_out_at_load_are_visible(open_url, synthetic_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "with-warnings"
+    shutil.copytree(synthetic_dir, folder)
+    published = pd.read_parquet(folder / "task_scores_synthetic.parquet")
+    bad = published.head(2).assign(system=[None, "x"], value=[0.5, float("nan")])
+    bad.to_parquet(folder / "task_scores_bad.parquet", index=False)
+    warnings = Store(folder).warnings
+    assert warnings, "the store left rows out"
+    at = open_url(folder)
+    assert_clean(at)
+    assert any(f"{len(warnings)} group(s) of rows were left out" in c for c in texts(at, "caption"))
+    expanders = [e.label for e in at.sidebar.expander]
+    assert f"{len(warnings)} group(s) of rows left out" in expanders
+    shown = " ".join(c.value for c in at.sidebar.caption)
+    assert "task\\_scores\\_bad.parquet" in shown or "task_scores_bad.parquet" in shown
