@@ -71,7 +71,8 @@ def run() -> None:
     from ui import state
 
     started = time.perf_counter()
-    st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide")
+    st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide",
+                       initial_sidebar_state="auto")  # collapsed on a phone, open on a wider screen
     page = st.navigation([st.Page(spec.path, title=spec.title, icon=spec.icon, default=(i == 0))
                           for i, spec in enumerate(PAGES)]
                          + [st.Page(_glossary, title="Glossary", icon=":material/menu_book:", url_path=GLOSSARY)])

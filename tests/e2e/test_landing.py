@@ -1,0 +1,76 @@
+"""The Leaderboard as a first-time visitor sees it, in Chromium on the shipped data (issue 18): without a click
+a ranking with per-row robustness, a chart, and one line whose link opens the per-query board in the same tab;
+on a phone (390×844) the sidebar starts collapsed, nothing scrolls sideways, the table's first four columns
+(rank, system, score, interval) fit, and the chart's legend sits below its rows."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_browser import (ROOT, assert_no_exception, playwright_browser, screenshot,  # noqa: F401
+                          start_server, wait_idle)
+
+pytestmark = pytest.mark.browser
+SHIPPED = ROOT / "data"
+
+
+@pytest.fixture(scope="module")
+def shipped_server(tmp_path_factory):
+    proc, base = start_server(SHIPPED, tmp_path_factory.mktemp("landing") / "streamlit.log")
+    yield base
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def _open(browser, url: str, **context_options):
+    context = browser.new_context(**context_options)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    errors: list[str] = []
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.goto(url)
+    wait_idle(page)
+    return context, page, errors
+
+
+def test_a_first_visit_shows_ranks_a_chart_and_one_click_to_the_per_query_board(shipped_server, playwright_browser):
+    context, page, errors = _open(playwright_browser, f"{shipped_server}/", viewport={"width": 1400, "height": 1000})
+    try:
+        assert_no_exception(page)
+        chart = page.locator(".tb-forest")
+        assert chart.count() == 1 and chart.locator(".tb-row[title]").count() == 15
+        assert page.get_by_text("task-level scores only").count() >= 1
+        screenshot(page, "landing_desktop")
+        link = page.get_by_role("link", name=re.compile(r"^show them — RAR-b · Full \(pooled candidates\)"))
+        link.click()
+        page.wait_for_url(re.compile(r"setting=full-pooled"), timeout=60_000)
+        wait_idle(page)
+        assert_no_exception(page)
+        assert page.get_by_text(re.compile(r"ranked systems have per-query results here")).count() == 1
+        assert page.locator(".tb-forest .tb-seg").count() > 0, "the per-query board draws its intervals"
+        assert errors == [], errors
+    finally:
+        context.close()
+
+
+def test_a_phone_gets_a_collapsed_sidebar_and_no_sideways_scrolling(shipped_server, playwright_browser):
+    context, page, errors = _open(playwright_browser, f"{shipped_server}/?bench=rar-b&setting=full-pooled",
+                                  viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                  device_scale_factor=2)
+    try:
+        assert_no_exception(page)
+        assert page.get_by_test_id("stSidebar").get_attribute("data-collapsed") == "true"
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        frame = page.get_by_test_id("stDataFrame").first.bounding_box()
+        assert frame["width"] >= 350, "rank, system, score and interval (350 px) fit without scrolling"
+        rows = page.locator(".tb-forest .tb-row[title]")
+        legend = page.locator(".tb-forest .tb-legend").bounding_box()
+        last = rows.nth(rows.count() - 1).bounding_box()
+        assert legend["y"] >= last["y"] + last["height"] - 1, "the legend is below the plot, not on it"
+        name, track = rows.first.locator(".tb-name").bounding_box(), rows.first.locator(".tb-track").bounding_box()
+        assert track["y"] >= name["y"] + name["height"] - 1, "on a phone the name sits above its bar"
+        screenshot(page, "landing_phone_pooled")
+        assert errors == [], errors
+    finally:
+        context.close()
