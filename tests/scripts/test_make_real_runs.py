@@ -1,5 +1,5 @@
 """Tests of scripts/make_real_runs.py: pure helpers on constructed data, then the script end to end on a slice
-of RAR-b WinoGrande (real model, real data) checked against the data contract (DESIGN.md) and measured tie facts.
+of RAR-b WinoGrande (real model, real data) checked against the data contract (docs/DESIGN.md) and measured tie facts.
 
 The end-to-end tests need requirements-models.txt (torch, sentence-transformers, …) and the RAR-b sources; without
 them they skip with the reason (and fail under CI=true, see tests/needs.py). The second round's systems and the
