@@ -627,7 +627,8 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
             for order in ("tottime", "cumulative"):
                 buffer = io.StringIO()
                 pstats.Stats(str(out / "rerun.prof"), stream=buffer).sort_stats(order).print_stats(45)
-                lines.append(f"==== {len(profs)} reruns, sorted by {order} (cProfile; times include its overhead)\n")
+                lines.append(f"==== {len(profs)} reruns, sorted by {order} (cProfile on the script thread's CPU clock; "
+                             "times include its overhead)\n")
                 lines.append(buffer.getvalue())
     head = ["# Where a rerun's CPU goes (bench/load_ws.py --profile)", "",
             f"date {time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f}, "

@@ -4,12 +4,13 @@
 
 Wraps Streamlit's ``ScriptRunner._run_script`` (the script thread's body for one rerun: the page script, the
 widgets, every element's protobuf and its hash) and appends one JSON line per run to ``OUT_DIR/runs.jsonl``:
-wall seconds, the script thread's CPU seconds (``time.thread_time``), the seconds the process spent in garbage
-collection meanwhile (``gc.callbacks``; Streamlit runs a full ``gc.collect(2)`` after every run,
+wall seconds, the script thread's CPU seconds (``time.thread_time``), the CPU seconds the process spent in
+garbage collection meanwhile (``gc.callbacks``; Streamlit runs a full ``gc.collect(2)`` after every run,
 ``runner.postScriptGC``), with ``--count-objects`` the number of objects the collector tracks (what a full
 collection walks; their 25 commonest types after the latest run in ``OUT_DIR/tracked-types.json``), and the page. With ``--cprofile`` each run
-is also profiled with cProfile and written to ``OUT_DIR/run-<n>.prof`` (merge them with ``pstats``); CPU
-figures of profiled runs include the profiler's overhead, so take CPU per run from a run without it.
+is also profiled with cProfile on the script thread's CPU clock (not wall time: waiting for the GIL is not
+CPU) and written to ``OUT_DIR/run-<n>.prof`` (merge them with ``pstats``); CPU figures of profiled runs include
+the profiler's overhead, so take CPU per run from a run without it.
 What the script thread does not do — serialising every ForwardMsg again for the websocket, compression,
 sending, the event loop — runs on the server's main thread; ``load_ws.py`` reads that thread's CPU with psutil.
 Only a benchmark tool: the served app is unchanged.
@@ -37,10 +38,10 @@ def install(out_dir: Path, profile: bool, counts: bool = False) -> None:
     collected = {"seconds": 0.0, "runs": 0, "started": 0.0, "full_seconds": 0.0, "full_runs": 0}
 
     def gc_timer(phase, info):  # every collection in the process, on any thread
-        if phase == "start":
-            collected["started"] = time.perf_counter()
+        if phase == "start":  # CPU of the collecting thread: on a busy machine wall time counts others' work
+            collected["started"] = time.thread_time()
         else:
-            spent = time.perf_counter() - collected["started"]
+            spent = time.thread_time() - collected["started"]
             collected["seconds"] += spent
             collected["runs"] += 1
             if info.get("generation") == 2:
@@ -51,7 +52,9 @@ def install(out_dir: Path, profile: bool, counts: bool = False) -> None:
 
     def probed(self, rerun_data):
         number = next(counter)
-        profiler = cProfile.Profile() if profile else None
+        # timer = the script thread's CPU clock: a wall clock would also count the waits for the GIL (every
+        # message handed to the event loop wakes it, and the script thread waits while that thread sends)
+        profiler = cProfile.Profile(time.thread_time) if profile else None
         gc_before = dict(collected)
         wall, cpu = time.perf_counter(), time.thread_time()
         if profiler is not None:
