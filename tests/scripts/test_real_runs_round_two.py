@@ -316,3 +316,23 @@ def test_readme_flip_table_tells_tie_breaking_flips_from_rounding_flips(tmp_path
     assert "splade-tiny vs bm25s" in pairs
     assert "bm25s vs tfidf-cosine*" in pairs  # 0.6 > 0.4 then 0.6 < 0.7 in the expected value too
     assert "splade-tiny vs tfidf-cosine*" in pairs  # expected 0.55 > 0.40, then 0.55 < 0.70
+
+
+def test_readme_coverage_names_what_is_left_out_apart_from_what_is_still_running(tmp_path: Path) -> None:
+    import real_runs_readme
+
+    require_module("duckdb")
+    rows = [{"system": rr.SYSTEMS["constant"].name, "benchmark": "rar-b", "task": "WinoGrande", "setting": "mcr",
+             "instruction": instruction, "precision": "fp32", "qid": "q00000", "metric": "p@1", "oblivious": 0.0,
+             "expected": 0.5, "min": 0.0, "max": 1.0, "tie_policy": "docid-desc", "n_candidates": 2,
+             "tied_at_cutoff": True, "source": "x"} for instruction in (False, True)]
+    rr.write_parquet_atomic(rr.compact_query_metrics(pd.DataFrame(rows)),
+                            tmp_path / "query_metrics" / "rar-b_WinoGrande.parquet")
+    text, _ = real_runs_readme.coverage(tmp_path)
+    assert text.startswith("1 of ")
+    left_out, pending = text.split(". Not yet computed", 1)
+    # mpnet fp16 is named once, as left out with its cost, and not among the conditions still to compute
+    assert "Left out: all-mpnet-base-v2 fp16: all tasks (left out in this round: an estimated 1.4 CPU hours" in left_out
+    assert "all-mpnet-base-v2 fp16" not in pending
+    assert "all-mpnet-base-v2 bf16: all tasks" in pending
+    assert "constant fp32: ARCChallenge, AlphaNLI, PIQA, SIQA, SpartQA, TempReasonL2Pure, TempReasonL3Pure" in pending
