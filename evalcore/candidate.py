@@ -1,0 +1,444 @@
+"""Your own run on the board (issue 20, "Where would my run land?"): export the shipped tasks' inputs, read a
+candidate run, evaluate it tie-aware against the shipped qrels, and see it beside the shipped systems.
+
+The loop, as functions (the CLI ``evalcore tasks export`` / ``evalcore leaderboard --candidate`` and the
+dashboard's "Evaluate your run" view both call these):
+
+1. :func:`task_inputs` reads ``<data>/tasks/<benchmark>/`` (written by ``scripts/make_task_texts.py``: queries,
+   documents, candidates, qrels; footer key ``tiebreak.tasks``) for one setting (``mcr`` or ``full-pooled``);
+   :func:`export_tasks` writes them per task as ``<out>/<task>/queries.jsonl`` (``qid``, ``text``,
+   ``instruction``) and ``<out>/<task>/candidates.jsonl`` (MCR: ``qid``, ``docid``, ``text`` — each query's own
+   candidates; full-pooled: ``docid``, ``text`` — the task's pool, which every query ranks), with exactly the
+   ids the shipped results use. It never overwrites a file.
+2. The user scores them with any model and writes a run per task in any run format the engine reads (TREC,
+   TSV, CSV, JSON lines, parquet; ``.gz`` too): a folder of files named by the task (``ARCChallenge.trec``), or
+   one parquet / CSV / TSV / JSON-lines file with a ``task`` column. :func:`read_candidate` reads and checks it
+   (from paths, or from uploaded ``(name, bytes)`` pairs): a wrong column count, a non-finite score, a
+   duplicate (qid, docid), an unknown qid or docid (MCR: a docid that is not one of that query's candidates),
+   a missing or unknown task, an undecodable file, too many bytes or rows — each one
+   :class:`~evalcore.errors.InputError` naming the file (as the user named it) and the line.
+3. :func:`evaluate_candidate` evaluates it with the tie-aware engine against the shipped qrels, under every
+   metric and tie policy the shipped runs of that setting carry (:data:`SETTING_METRICS`,
+   :data:`SETTING_TIE_POLICIES`), and returns per-query rows in the ``query_metrics`` schema
+   (:data:`evalcore.schema.QUERY_METRICS`). Queries the run leaves out count as 0 (``trec_eval -c``), as the
+   shipped runs hold every query. Bounded in time (:data:`EVAL_SECONDS`).
+4. ``store.with_overlay(rows, name=...)`` (:meth:`evalcore.store.Store.with_overlay`) is a view of the store with
+   those rows in memory: its leaderboard, paired tests and tie statistics include the candidate; nothing is
+   written to the data folder.
+
+Nothing here writes anywhere except :func:`export_tasks` into its (new) output files.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence, Union
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalcore.errors import InputError, OutputError
+
+SETTINGS = ("mcr", "full-pooled")
+SETTING_METRICS: dict[str, tuple[str, ...]] = {"mcr": ("p@1", "ndcg@10"),
+                                               "full-pooled": ("ndcg@10", "mrr@10", "recall@100")}
+"""Metrics a candidate is evaluated with: those of the shipped real runs of the setting."""
+SETTING_TIE_POLICIES: dict[str, tuple[str, ...]] = {"mcr": ("docid-desc", "input-order"),
+                                                    "full-pooled": ("docid-desc",)}
+"""Tie policies of the oblivious values: those the shipped real runs of the setting carry (the store ranks by
+each)."""
+TASK_FILES = ("queries", "documents", "candidates", "qrels")
+EXPORT_FILES = ("queries.jsonl", "candidates.jsonl")
+RUN_SUFFIXES = (".trec", ".run", ".res", ".txt", ".tsv", ".csv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".jsonl", ".ndjson", ".json")
+TASK_COLUMN = "task"
+DEFAULT_NAME = "candidate"
+SOURCE = "candidate"
+NAME_MAX_CHARS = 100
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A bound on what one candidate may cost, overridable by an environment variable."""
+
+    variable: str
+    default: float
+    what: str
+
+    def value(self) -> float:
+        text = os.environ.get(self.variable, "").strip()
+        if not text:
+            return self.default
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (np.isfinite(value) and value > 0):
+            raise InputError(f"{self.variable} must be a positive number ({self.what}), got {text!r}")
+        return value
+
+
+UPLOAD_BYTES = Limit("TIEBREAK_MAX_CANDIDATE_BYTES", 200 * 2**20, "bytes of one candidate, all files together")
+RUN_ROWS = Limit("TIEBREAK_MAX_CANDIDATE_ROWS", 5_000_000, "rows of one candidate, all tasks together")
+EVAL_SECONDS = Limit("TIEBREAK_MAX_CANDIDATE_SECONDS", 300, "seconds one candidate's evaluation may take")
+
+
+@dataclass(frozen=True)
+class TaskInputs:
+    """The shipped inputs of one benchmark and setting: what a candidate ranks and is judged against.
+
+    ``queries``: task, qid, text, instruction. ``candidates``: task, qid, docid (MCR: each query's own
+    candidates; full-pooled: empty, every query ranks ``documents``). ``documents``: task, docid, text (MCR:
+    each candidate docid's text per query is in ``candidates.text``). ``qrels``: task, qid, docid, relevance."""
+
+    benchmark: str
+    setting: str
+    tasks: tuple[str, ...]
+    queries: pd.DataFrame
+    candidates: pd.DataFrame
+    documents: pd.DataFrame
+    qrels: pd.DataFrame
+    folder: Path
+
+
+@dataclass(frozen=True)
+class CandidateRun:
+    """A checked candidate: one run table (qid, docid, score) per task, every task of the inputs present."""
+
+    benchmark: str
+    setting: str
+    runs: dict[str, pa.Table]
+    files: dict[str, str] = field(default_factory=dict)  # task -> the file (as the user named it) it came from
+
+    @property
+    def n_rows(self) -> int:
+        return sum(t.num_rows for t in self.runs.values())
+
+
+Source = Union[str, Path, Sequence[tuple[str, bytes]]]
+
+
+# -- 1. the shipped inputs ---------------------------------------------------------------------------------
+def tasks_folder(data_dir: str | Path, benchmark: str) -> Path:
+    from evalcore.store.catalogue import TASKS_DIR
+
+    return Path(data_dir) / TASKS_DIR / benchmark
+
+
+def task_inputs(data_dir: str | Path, benchmark: str, setting: str) -> TaskInputs:
+    """The tasks, queries, candidates/documents and qrels of ``benchmark`` / ``setting`` shipped in
+    ``<data_dir>/tasks/<benchmark>/``. InputError when the setting is unknown or the files are missing."""
+    import pyarrow.parquet as pq
+
+    if setting not in SETTINGS:
+        raise InputError(f"setting {setting!r} has no shipped task inputs: expected one of {', '.join(SETTINGS)}")
+    folder = tasks_folder(data_dir, benchmark)
+    tables = {}
+    for name in TASK_FILES:
+        path = folder / f"{name}.parquet"
+        if not path.is_file():
+            raise InputError(f"no shipped task inputs for benchmark {benchmark!r} (expected {name}.parquet, "
+                             "written by scripts/make_task_texts.py)", path)
+        try:
+            frame = pq.read_table(path).to_pandas()
+        except (OSError, pa.ArrowException) as exc:
+            from evalcore.errors import one_line
+
+            raise InputError(f"unreadable task inputs: {one_line(exc)}", path) from None
+        tables[name] = frame.astype({c: str for c in frame.columns if c not in ("relevance",)})
+    qrels = tables["qrels"]
+    qrels = qrels[qrels["setting"] == setting].drop(columns=["benchmark", "setting"]).reset_index(drop=True)
+    qrels["relevance"] = qrels["relevance"].astype(np.int64)
+    tasks = tuple(dict.fromkeys(tables["queries"]["task"]))
+    candidates = tables["candidates"].drop(columns=["benchmark"])
+    documents = tables["documents"].drop(columns=["benchmark"])
+    if setting == "mcr":
+        texts = documents.rename(columns={"docid": "pool_docid"})
+        candidates = candidates.merge(texts, on=["task", "pool_docid"], how="left", sort=False)
+    else:
+        candidates = candidates.iloc[0:0]
+    return TaskInputs(benchmark, setting, tasks, tables["queries"].drop(columns=["benchmark"]),
+                      candidates.reset_index(drop=True), documents, qrels, folder)
+
+
+def export_tasks(data_dir: str | Path, benchmark: str, setting: str, out_dir: str | Path) -> list[Path]:
+    """Write ``<out_dir>/<task>/queries.jsonl`` and ``<out_dir>/<task>/candidates.jsonl`` for every task (see
+    the module docstring); returns the files written. Refuses (OutputError, before writing anything) when any
+    of them exists; each file is written atomically, and on a failure the files already written are removed."""
+    from evalcore.formats import atomic_path
+
+    inputs = task_inputs(data_dir, benchmark, setting)
+    out = Path(out_dir)
+    targets = [out / task / name for task in inputs.tasks for name in EXPORT_FILES]
+    for target in targets:
+        if target.exists() or target.is_symlink():
+            raise OutputError("exists already: tasks export never overwrites a file (choose a new --out folder)",
+                              target)
+    written: list[Path] = []
+    try:
+        for task in inputs.tasks:
+            queries = inputs.queries[inputs.queries["task"] == task]
+            if inputs.setting == "mcr":
+                candidates = inputs.candidates[inputs.candidates["task"] == task][["qid", "docid", "text"]]
+            else:
+                candidates = inputs.documents[inputs.documents["task"] == task][["docid", "text"]]
+            for name, frame in (("queries.jsonl", queries[["qid", "text", "instruction"]]),
+                                ("candidates.jsonl", candidates)):
+                target = out / task / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with atomic_path(target, f"exported {name}") as temporary:
+                    with open(temporary, "w", encoding="utf-8") as handle:
+                        for record in frame.to_dict(orient="records"):
+                            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                written.append(target)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    return written
+
+
+# -- 2. reading a candidate --------------------------------------------------------------------------------
+def _task_of(file_name: str) -> str:
+    """``ARCChallenge.trec.gz`` -> ``ARCChallenge``."""
+    name = Path(file_name).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    stem, dot, suffix = name.rpartition(".")
+    return stem if dot and f".{suffix.lower()}" in RUN_SUFFIXES else name
+
+
+def _is_table_file(file_name: str) -> bool:
+    name = file_name.lower()
+    name = name[:-3] if name.endswith(".gz") else name
+    return name.endswith(TABLE_SUFFIXES)
+
+
+def _files_of(source: Source, limit: float) -> tuple[list[tuple[str, Path]], tempfile.TemporaryDirectory | None]:
+    """(shown name, readable path) of each file of the candidate; uploaded bytes go to a private temporary
+    folder (removed by the caller) so the format readers, which read paths, check them as they check files."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.exists():
+            raise InputError("candidate run not found (expected a run file or a folder of runs named by task)",
+                             path)
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if not p.name.startswith(".") and p.is_file())
+            if not files:
+                raise InputError("empty folder: expected one run file per task, named by the task "
+                                 "(e.g. ARCChallenge.trec)", path)
+            return [(str(p), p) for p in files], None
+        return [(str(path), path)], None
+    uploads = list(source)
+    if not uploads:
+        raise InputError("no file uploaded: expected one run file per task, or one table with a task column")
+    total = 0
+    for name, data in uploads:
+        total += len(data)
+        if total > limit:
+            raise InputError(f"too large: the candidate's files hold more than {limit:,.0f} bytes "
+                             f"({UPLOAD_BYTES.variable})", Path(str(name)).name)
+    scratch = tempfile.TemporaryDirectory(prefix="evalcore-candidate-")
+    files = []
+    try:
+        for index, (name, data) in enumerate(uploads):
+            shown = Path(str(name)).name or f"upload-{index}"
+            folder = Path(scratch.name) / str(index)
+            folder.mkdir()
+            target = folder / shown
+            target.write_bytes(data)
+            files.append((shown, target))
+    except BaseException:
+        scratch.cleanup()
+        raise
+    return files, scratch
+
+
+def _renamed(exc: InputError, real: Path, shown: str) -> InputError:
+    """The error of a temporary copy, naming the file as the user named it."""
+    if exc.path is not None and exc.path == str(real):
+        return InputError(exc.message.replace(str(real), shown), shown, exc.line)
+    return InputError(str(exc).replace(str(real), shown))
+
+
+def _read_columns(path: Path, with_task: bool):
+    """(run table qid/docid/score, task column or None, line numbers) of one file, checked by the engine's
+    readers (formats): column count, ids, finite scores, encoding, size."""
+    from evalcore import formats
+
+    fmt = formats.detect_run_format(path)
+    if not with_task:
+        run, numbers = formats._read_run_columns(path, fmt)
+        return run, None, numbers
+    if fmt == "trec":
+        raise InputError("a single run file needs a task column (parquet, CSV, TSV or JSON lines with columns "
+                         "task, qid, docid, score); TREC runs go one per task, named by the task", path)
+    names = {TASK_COLUMN: (TASK_COLUMN,), **formats.RUN_COLUMN_NAMES}
+    columns, numbers = formats._read_named_columns(path, fmt, names, "run")
+    run = formats._canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers)
+    task = formats._as_id(columns[TASK_COLUMN], TASK_COLUMN, path, numbers)
+    return run, task, numbers
+
+
+def _first_row(mask) -> int | None:
+    from evalcore.formats import _first_true
+
+    return _first_true(mask)
+
+
+def _check_ids(run: pa.Table, task: str, inputs: TaskInputs, path: str, numbers) -> None:
+    """Every qid is a query of ``task``; every docid one of its documents (MCR: of that query's candidates)."""
+    from evalcore.formats import _shown
+
+    queries = inputs.queries
+    qids = pa.array(queries.loc[queries["task"] == task, "qid"].to_numpy(dtype=object), pa.string())
+    bad = _first_row(pc.invert(pc.is_in(run["qid"], value_set=qids)))
+    if bad is not None:
+        raise InputError(f"unknown qid {_shown(run['qid'][bad].as_py())}: not a query of {inputs.benchmark} "
+                         f"{task} (expected the qids of the exported queries.jsonl, e.g. {qids[0].as_py()})",
+                         path, numbers.of(bad))
+    if inputs.setting == "mcr":
+        known = inputs.candidates[inputs.candidates["task"] == task]
+        keys = pa.array((known["qid"] + "\x1f" + known["docid"]).to_numpy(dtype=object), pa.string())
+        pairs = pc.binary_join_element_wise(run["qid"], run["docid"], "\x1f")
+        bad = _first_row(pc.invert(pc.is_in(pairs, value_set=keys)))
+        if bad is not None:
+            qid = run["qid"][bad].as_py()
+            own = known.loc[known["qid"] == qid, "docid"].tolist()
+            raise InputError(f"unknown docid {_shown(run['docid'][bad].as_py())} for query {_shown(qid)}: not one "
+                             f"of its MCR candidates (expected one of {', '.join(own)})", path, numbers.of(bad))
+    else:
+        docs = inputs.documents
+        docids = pa.array(docs.loc[docs["task"] == task, "docid"].to_numpy(dtype=object), pa.string())
+        bad = _first_row(pc.invert(pc.is_in(run["docid"], value_set=docids)))
+        if bad is not None:
+            raise InputError(f"unknown docid {_shown(run['docid'][bad].as_py())}: not a document of the "
+                             f"{task} pool (expected the docids of the exported candidates.jsonl)",
+                             path, numbers.of(bad))
+
+
+def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
+    """Read and check a candidate run against ``inputs`` (see the module docstring for the layouts).
+
+    ``source``: a folder of per-task run files, one table file with a ``task`` column, or uploaded files as
+    ``[(file name, bytes), ...]`` (one table with a task column, or one file per task). Every problem is one
+    :class:`InputError` naming the file (its name as given) and line. Nothing is written (uploads are read
+    from a private temporary folder, removed before returning)."""
+    from evalcore import formats
+
+    byte_limit, row_limit = UPLOAD_BYTES.value(), RUN_ROWS.value()
+    files, scratch = _files_of(source, byte_limit)
+    try:
+        runs: dict[str, pa.Table] = {}
+        shown_of: dict[str, str] = {}
+        rows = 0
+        single_table = len(files) == 1 and _task_of(files[0][0]) not in inputs.tasks
+        for shown, path in files:
+            try:
+                if single_table:
+                    if not _is_table_file(shown):
+                        raise InputError(f"not a run named by a task of {inputs.benchmark} (expected files "
+                                         f"{', '.join(t + '.trec' for t in inputs.tasks[:2])}, …) nor a table "
+                                         "with a task column (.parquet, .csv, .tsv, .jsonl)", path)
+                    run, task_column, numbers = _read_columns(path, with_task=True)
+                    pieces = _split_by_task(run, task_column, numbers, inputs, path)
+                else:
+                    task = _task_of(shown)
+                    if task not in inputs.tasks:
+                        raise InputError(f"not a task of {inputs.benchmark}: expected files named by the task "
+                                         f"({', '.join(inputs.tasks)}), e.g. {inputs.tasks[0]}.trec", path)
+                    if task in runs:
+                        raise InputError(f"a second run of task {task} (the first: {Path(shown_of[task]).name})",
+                                         path)
+                    run, _, numbers = _read_columns(path, with_task=False)
+                    pieces = {task: (run, numbers)}
+                for task, (run, numbers) in pieces.items():
+                    rows += run.num_rows
+                    if rows > row_limit:
+                        raise InputError(f"too many rows: the candidate holds more than {row_limit:,.0f} "
+                                         f"({RUN_ROWS.variable})", path, numbers.of(run.num_rows - 1))
+                    formats.check_unique_pairs(run, path, numbers)
+                    _check_ids(run, task, inputs, str(path), numbers)
+                    runs[task] = run.select(["qid", "docid", "score"])
+                    shown_of[task] = shown
+            except InputError as exc:
+                raise (_renamed(exc, path, shown) if scratch is not None else exc) from None
+        missing = [t for t in inputs.tasks if t not in runs]
+        if missing:
+            where = files[0][0] if single_table else (str(source) if isinstance(source, (str, Path)) else
+                                                       "the uploaded files")
+            raise InputError(f"missing task(s) {', '.join(missing)}: expected a run for every task of "
+                             f"{inputs.benchmark} {inputs.setting} ({', '.join(inputs.tasks)})", where)
+        return CandidateRun(inputs.benchmark, inputs.setting, {t: runs[t] for t in inputs.tasks}, shown_of)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def _split_by_task(run: pa.Table, task_column: pa.Array, numbers, inputs: TaskInputs, path: Path) -> dict:
+    """A table with a task column as one (run, line numbers) per task; an unknown task is an error at its line."""
+    from evalcore.formats import LineNumbers, _shown
+
+    known = pa.array(list(inputs.tasks), pa.string())
+    bad = _first_row(pc.invert(pc.is_in(task_column, value_set=known)))
+    if bad is not None:
+        raise InputError(f"unknown task {_shown(task_column[bad].as_py())}: expected one of "
+                         f"{', '.join(inputs.tasks)}", path, numbers.of(bad))
+    lines = numbers.first + np.arange(run.num_rows, dtype=np.int64) if numbers.array is None else numbers.array
+    pieces = {}
+    codes = pc.dictionary_encode(task_column)
+    names = codes.dictionary.to_pylist()
+    indices = codes.indices.to_numpy(zero_copy_only=False)
+    for code, task in enumerate(names):
+        rows = np.flatnonzero(indices == code)
+        pieces[task] = (run.take(pa.array(rows)), LineNumbers(0, lines[rows]))
+    return {task: pieces[task] for task in inputs.tasks if task in pieces}
+
+
+# -- 3. evaluating it --------------------------------------------------------------------------------------
+def check_name(name: str) -> str:
+    """The candidate's system name, stripped: non-empty, printable, at most :data:`NAME_MAX_CHARS`."""
+    text = str(name).strip()
+    if not text or not text.isprintable() or len(text) > NAME_MAX_CHARS:
+        raise InputError(f"candidate name must be 1 to {NAME_MAX_CHARS} printable characters, got {text[:40]!r}")
+    return text
+
+
+def evaluate_candidate(inputs: TaskInputs, run: CandidateRun, *, name: str = DEFAULT_NAME,
+                       precision: str = "fp32", instruction: bool = False, source: str = SOURCE) -> pd.DataFrame:
+    """Per-query rows of ``run`` in the ``query_metrics`` schema (columns :data:`evalcore.schema.QUERY_METRICS`):
+    every query of every task, every metric of :data:`SETTING_METRICS` under every tie policy of
+    :data:`SETTING_TIE_POLICIES`, tie-aware (oblivious / expected / min / max, n_candidates, tied_at_cutoff).
+    A query the run leaves out scores 0. InputError when it takes longer than :data:`EVAL_SECONDS`."""
+    from evalcore.engine import evaluate
+    from evalcore.schema import QUERY_METRICS
+
+    if (run.benchmark, run.setting) != (inputs.benchmark, inputs.setting):
+        raise InputError(f"the run was read for {run.benchmark} {run.setting}, not {inputs.benchmark} "
+                         f"{inputs.setting}")
+    name = check_name(name)
+    precision = str(precision).strip()
+    if not precision:
+        raise InputError("candidate precision must not be empty (e.g. fp32)")
+    seconds = EVAL_SECONDS.value()
+    started = time.monotonic()
+    metrics = list(SETTING_METRICS[inputs.setting])
+    frames = []
+    for task in inputs.tasks:
+        qrels = inputs.qrels[inputs.qrels["task"] == task][["qid", "docid", "relevance"]]
+        for policy in SETTING_TIE_POLICIES[inputs.setting]:
+            per_query = evaluate(run.runs[task], qrels, metrics, policy, include_missing=True)
+            frames.append(per_query.assign(task=task, tie_policy=policy))
+            if time.monotonic() - started > seconds:
+                raise InputError(f"evaluation stopped after {seconds:g} s at task {task} "
+                                 f"({EVAL_SECONDS.variable}): try fewer rows per query", run.files.get(task))
+    rows = pd.concat(frames, ignore_index=True).assign(
+        system=name, benchmark=inputs.benchmark, setting=inputs.setting, instruction=bool(instruction),
+        precision=precision, source=source)
+    return rows[list(QUERY_METRICS)]
