@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import-mteb": ("import_mteb", "import an MTEB results tree as task_scores + systems parquet"),
     "import-r2med": ("import_r2med", "import the R2MED paper result JSONs as task_scores parquet"),
     "leaderboard": ("leaderboard", "print a benchmark leaderboard from the data directory"),
+    "tasks": ("tasks", "export the shipped tasks' queries and candidates; evaluate your run against them"),
 }
 
 
