@@ -6,6 +6,10 @@ Every format carries every system: systems missing a task (or with no usable val
 the table lists them after the ranked rows, CSV and LaTeX as rows with an empty rank and ``complete`` false,
 JSON under ``incomplete``. The table says which aggregate ranks and under which tie policy, and notes the
 pairs whose order by that tie policy differs from their order by expected values.
+
+``--candidate RUN`` (issue 20, :mod:`evalcore.candidate`) evaluates your run of the shipped tasks
+(``evalcore tasks export``) tie-aware against the shipped qrels and shows it on the board in memory (the data
+directory is not written): its row is marked, and the board adds bootstrap intervals and rank intervals.
 """
 from __future__ import annotations
 
@@ -56,6 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "benchmark's own: G for RAR-b, mean for R2MED, G otherwise")
     parser.add_argument("--data", default=None, help="data directory (default $TIEBREAK_DATA or data)")
     parser.add_argument("--format", default="table", choices=("table", "csv", "latex", "json"))
+    from evalcore.commands._candidate import add_candidate_arguments
+
+    add_candidate_arguments(parser, required=False)
 
 
 def latex_escape(text: str) -> str:
@@ -203,6 +210,12 @@ def run(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args.data)
     logging.getLogger("evalcore.store").addHandler(logging.NullHandler())  # printed below, once, as warnings
     store = Store(data_dir)
+    candidate = None
+    if args.candidate is not None:
+        from evalcore.commands._candidate import candidate_rows
+
+        rows, candidate = candidate_rows(args, data_dir)
+        store = store.with_overlay(rows, name=candidate)
     for item in store.skipped:
         print(f"evalcore leaderboard: warning: skipped {item.path}: {item.reason}", file=sys.stderr)
     for item in store.warnings:
@@ -213,10 +226,13 @@ def run(args: argparse.Namespace) -> int:
     tie_policy, policy_reason = _resolve_tie_policy(conditions, args, metric, instruction)
     cond = Condition(benchmark=args.benchmark, metric=metric, setting=args.setting, instruction=instruction,
                      precision=args.precision, tie_policy=tie_policy)
-    board = store.leaderboard(cond, bootstrap=0, aggregate=args.aggregate)
+    board = store.leaderboard(cond, bootstrap=0 if candidate is None else CANDIDATE_BOOTSTRAP,
+                              aggregate=args.aggregate)
     if board.ranked.empty and board.incomplete.empty:
         raise _no_results(store, cond, conditions)
     columns = SUMMARY[board.ranked_by] + board.tasks
+    if candidate is not None:
+        return _print_with_candidate(board, cond, policy_reason, candidate, args.format)
     numeric = [c for c in columns if c in SCORE_COLUMNS] + board.tasks
     if args.format == "json":
         def records(df):
@@ -246,3 +262,72 @@ def run(args: argparse.Namespace) -> int:
             for _, row in board.incomplete.iterrows():
                 print(f"  {row['system']}: {row['reason']}")
     return 0
+
+
+CANDIDATE_BOOTSTRAP = 1000  # resamples of the intervals shown with a candidate
+CANDIDATE_MARK = "<<"
+
+
+def _candidate_columns(board: "Leaderboard") -> list[str]:
+    """The columns of a board with a candidate: its aggregate's point, tie range and expected value, the
+    bootstrap interval, the rank interval and the shared rank, then the tasks."""
+    by = board.ranked_by
+    return (["rank", "system", by, f"{by}_expected", f"{by}_min", f"{by}_max", f"{by}_lo", f"{by}_hi", "rank_lo",
+             "rank_hi", "shared_rank", "n_tasks"] + board.tasks)
+
+
+def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: str, fmt: str) -> int:
+    """The board with the candidate's row marked (column ``candidate``; in the table ``<<``) and one line about
+    where it lands; the candidate not ranked (a task without a usable value) is said too."""
+    import json
+    import sys
+
+    import numpy as np
+
+    columns = _candidate_columns(board)
+    frame = board.rows()[columns]
+    for column in ("rank_lo", "rank_hi", "shared_rank"):  # whole ranks (NaN without per-query data)
+        frame[column] = frame[column].round().astype("Int64")
+    is_candidate = (frame["system"] == name).to_numpy()
+    if fmt == "json":
+        records = json.loads(frame.assign(candidate=is_candidate).to_json(orient="records", double_precision=6))
+        print(json.dumps({"condition": cond.__dict__, "ranked_by": board.ranked_by, "candidate": name,
+                          "bootstrap": board.bootstrap, "tasks": board.tasks, "task_names": board.task_names,
+                          "rows": records}, indent=2))
+        return 0
+    if fmt == "csv":
+        from evalcore.csv_export import to_csv_text
+
+        sys.stdout.write(to_csv_text(frame.assign(candidate=is_candidate), float_format="%.6g", lineterminator="\n"))
+        return 0
+    if fmt == "latex":
+        print(_latex(frame.assign(candidate=is_candidate), [c for c in columns if c in SCORE_COLUMNS
+                                                            or c.endswith(("_lo", "_hi")) and not c.startswith("rank")]
+                     + board.tasks))
+        return 0
+    shown = frame.assign(**{" ": np.where(is_candidate, CANDIDATE_MARK, "")})
+    with np.errstate(invalid="ignore"):
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
+    print()
+    by = board.ranked_by
+    ranked = board.ranked[board.ranked["system"] == name]
+    if len(ranked):
+        row = ranked.iloc[0]
+        print(f"{CANDIDATE_MARK} {name}: rank {int(row['rank'])} of {len(board.ranked)} (rank interval "
+              f"{_rank(row['rank_lo'])}-{_rank(row['rank_hi'])}, shared rank {_rank(row['shared_rank'])}); {by} "
+              f"{row[by]:.4f}, expected {row[f'{by}_expected']:.4f}, tie range [{row[f'{by}_min']:.4f}, "
+              f"{row[f'{by}_max']:.4f}], bootstrap 95% [{row[f'{by}_lo']:.4f}, {row[f'{by}_hi']:.4f}] "
+              f"({board.bootstrap} resamples)")
+    else:
+        reason = board.incomplete.loc[board.incomplete["system"] == name, "reason"]
+        print(f"{CANDIDATE_MARK} {name}: not ranked ({reason.iloc[0] if len(reason) else 'no usable value'})")
+    for line in _notes(board, cond, policy_reason):
+        print(line)
+    print("the candidate is evaluated in memory: nothing was written")
+    return 0
+
+
+def _rank(value) -> str:
+    import math
+
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else str(int(value))

@@ -1,0 +1,58 @@
+"""``evalcore tasks``: the shipped tasks as inputs for your own model, and your run evaluated against them
+(issue 20, :mod:`evalcore.candidate`).
+
+- ``evalcore tasks export --benchmark rar-b --setting mcr|full-pooled --out DIR`` writes, per task,
+  ``DIR/<task>/queries.jsonl`` (qid, text, instruction) and ``DIR/<task>/candidates.jsonl`` (MCR: qid, docid,
+  text; full-pooled: docid, text — the pool every query ranks), with the ids of the shipped results. It never
+  overwrites a file.
+- ``evalcore tasks evaluate --benchmark rar-b --setting mcr --candidate RUN --out ROWS.parquet`` evaluates the run
+  tie-aware against the shipped qrels and writes its per-query rows (the ``query_metrics`` schema: a file
+  ``evalcore ingest``-like tools and the store read). ``evalcore leaderboard --candidate RUN`` shows the same rows
+  on the board without writing anything.
+"""
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from evalcore.candidate import SETTINGS
+    from evalcore.commands._candidate import add_candidate_arguments
+
+    actions = parser.add_subparsers(dest="tasks_action", metavar="ACTION")
+    actions.required = True
+    export = actions.add_parser("export", help="write each task's queries and candidates as JSON lines",
+                                description="write each task's queries.jsonl and candidates.jsonl into a new folder")
+    evaluate = actions.add_parser("evaluate", help="evaluate your run against the shipped qrels (per-query rows)",
+                                  description="evaluate your run tie-aware against the shipped qrels and write its "
+                                              "per-query rows (parquet)")
+    for action in (export, evaluate):
+        action.add_argument("--benchmark", required=True, help="benchmark with shipped tasks, e.g. rar-b")
+        action.add_argument("--setting", required=True, choices=SETTINGS)
+        action.add_argument("--data", default=None, help="data directory (default $TIEBREAK_DATA or data)")
+    export.add_argument("--out", required=True, help="folder to write into (files there are never overwritten)")
+    add_candidate_arguments(evaluate, required=True)
+    evaluate.add_argument("--precision", default="fp32", help="precision label of your run (default fp32)")
+    evaluate.add_argument("--out", required=True, metavar="ROWS.parquet", help="per-query rows (parquet)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalcore.store import data_dir
+
+    folder = data_dir(args.data)
+    if args.tasks_action == "export":
+        from evalcore.candidate import export_tasks
+
+        written = export_tasks(folder, args.benchmark, args.setting, args.out)
+        print(f"tasks export: {len(written) // 2} tasks of {args.benchmark} {args.setting} → {args.out}")
+        return 0
+    from evalcore.commands._candidate import candidate_rows
+    from evalcore.formats import write_parquet_atomic
+    from evalcore.outputs import check_output
+
+    check_output(args.out, [args.candidate], "--out file")
+    rows, name = candidate_rows(args, folder)
+    write_parquet_atomic(rows, args.out, "per-query rows")
+    print(f"tasks evaluate: {name}: {rows['qid'].nunique()} qids × {rows['task'].nunique()} tasks, "
+          f"{len(rows):,} rows → {args.out}")
+    return 0
