@@ -119,10 +119,10 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -
     st.caption("Task columns are shaded from their lowest (white) to highest (teal) value. " + provenance)
     title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, ranked by "
              f"{board.ranked_by} ({hints.describe_condition(view)}). {provenance}")
-    tables.download_row(boards.export_rows(board, meta, kinds),
+    tables.download_row(lambda: boards.export_rows(board, meta, kinds),  # built on a click, not every run
                         f"leaderboard_{view.cond.benchmark}_{view.cond.metric}", title,
                         bold_max=[board.ranked_by, *board.tasks], integers=boards.INTEGER_COLUMNS,
-                        latex_frame=boards.latex_rows(board))
+                        latex_frame=lambda: boards.latex_rows(board))
 
 
 def _chart(board, order: str, pointer: boards.Pointer) -> None:

@@ -76,6 +76,35 @@ def ranks_text(row: pd.Series) -> str:
     return f"{int(lo)} (robust)" if lo == hi else f"{int(lo)}–{int(hi)}"
 
 
+def _known(rows: pd.DataFrame, *columns: str) -> list[bool]:
+    known = pd.Series(True, index=rows.index)
+    for column in columns:
+        known &= rows[column].notna() if column in rows else False
+    return known.tolist()
+
+
+def interval_texts(rows: pd.DataFrame, agg: str) -> pd.Series:
+    """:func:`interval_text` of every row, column-wise: a whole board at every rerun costs ~0.1 ms instead
+    of ~5 ms of row-by-row ``apply`` (tests/ui/test_board_texts.py checks they agree)."""
+    boot, ties = _known(rows, f"{agg}_lo", f"{agg}_hi"), _known(rows, f"{agg}_min", f"{agg}_max")
+    lo = rows["combined_lo"].tolist() if "combined_lo" in rows else [None] * len(rows)
+    hi = rows["combined_hi"].tolist() if "combined_hi" in rows else [None] * len(rows)
+    texts = [TASK_LEVEL_ONLY if not (b or t) else f"{a:.3f}–{z:.3f}"
+             + ("" if b and t else (" (ties only)" if t else " (no tie range)"))
+             for b, t, a, z in zip(boot, ties, lo, hi)]
+    return pd.Series(texts, index=rows.index, dtype=object)
+
+
+def ranks_texts(rows: pd.DataFrame) -> pd.Series:
+    """:func:`ranks_text` of every row, column-wise."""
+    known = _known(rows, "rank_lo", "rank_hi")
+    lo = rows["rank_lo"].tolist() if "rank_lo" in rows else [None] * len(rows)
+    hi = rows["rank_hi"].tolist() if "rank_hi" in rows else [None] * len(rows)
+    texts = ["not known" if not k else (f"{int(a)} (robust)" if a == z else f"{int(a)}–{int(z)}")
+             for k, a, z in zip(known, lo, hi)]
+    return pd.Series(texts, index=rows.index, dtype=object)
+
+
 def _yes_no(value) -> str:
     return "unknown" if value is None or value is pd.NA or pd.isna(value) else ("yes" if bool(value) else "no")
 
@@ -127,8 +156,8 @@ def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, 
         "shared_rank": rows["shared_rank"].astype("int64"),
         "system": rows["system"],
         agg: rows[agg],
-        "interval": rows.apply(interval_text, axis=1, agg=agg),
-        "ranks": rows.apply(ranks_text, axis=1),
+        "interval": interval_texts(rows, agg),
+        "ranks": ranks_texts(rows),
     }, index=rows.index)
     numbers = [f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
     numbers += ([other] if show_other else []) + (["borda"] if show_borda else []) + ["n_tasks"]
@@ -190,8 +219,9 @@ def latex_rows(board: Leaderboard) -> pd.DataFrame:
     scaled to the page: :data:`ui.tables.WIDE_LATEX`); every system, the ones not ranked without a rank."""
     agg = board.ranked_by
     rows = board.rows()
-    interval = [interval_text(row, agg) if row["complete"] else "" for _, row in rows.iterrows()]
-    ranks = [ranks_text(row) if row["complete"] else "not ranked" for _, row in rows.iterrows()]
+    complete = rows["complete"].astype(bool)
+    interval = interval_texts(rows, agg).where(complete, "")
+    ranks = ranks_texts(rows).where(complete, "not ranked")
     frame = pd.DataFrame({"Rank": rows["shared_rank"], "System": rows["system"], agg: rows[agg],
                           "Interval": interval, "Rank range": ranks, "Tasks": rows["n_tasks"]})
     return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("Rank", "Tasks"))

@@ -1,0 +1,47 @@
+"""The Leaderboard's interval and rank-range words, built column-wise on every rerun (ui.board.interval_texts /
+ranks_texts, issue 23: cheaper reruns), say exactly what the row-by-row definitions say, for every combination
+of known and missing bounds."""
+import itertools
+import math
+
+import pandas as pd
+
+from ui import board as boards
+
+NAN = math.nan
+
+
+def _rows() -> pd.DataFrame:
+    rows = []
+    for boot, ties, ranks in itertools.product((True, False), (True, False), ("same", "range", "lo only", "none")):
+        rows.append({
+            "G_lo": 0.41 if boot else NAN, "G_hi": 0.47 if boot else NAN,
+            "G_min": 0.40 if ties else NAN, "G_max": 0.45 if ties else NAN,
+            "combined_lo": 0.40 if (boot or ties) else NAN, "combined_hi": 0.47 if (boot or ties) else NAN,
+            "rank_lo": {"same": 3.0, "range": 2.0, "lo only": 4.0, "none": NAN}[ranks],
+            "rank_hi": {"same": 3.0, "range": 7.0, "lo only": NAN, "none": NAN}[ranks],
+        })
+    return pd.DataFrame(rows, index=range(10, 10 + len(rows)))  # an index that is not 0..n-1
+
+
+def test_interval_words_equal_the_row_definition():
+    rows = _rows()
+    expected = [boards.interval_text(row, "G") for _, row in rows.iterrows()]
+    got = boards.interval_texts(rows, "G")
+    assert got.index.tolist() == rows.index.tolist()
+    assert got.tolist() == expected
+    assert set(expected) == {"0.400–0.470", "0.400–0.470 (no tie range)", "0.400–0.470 (ties only)",
+                             boards.TASK_LEVEL_ONLY}
+
+
+def test_rank_words_equal_the_row_definition():
+    rows = _rows()
+    expected = [boards.ranks_text(row) for _, row in rows.iterrows()]
+    assert boards.ranks_texts(rows).tolist() == expected
+    assert set(expected) == {"3 (robust)", "2–7", "not known"}
+
+
+def test_columns_absent_read_as_unknown():
+    rows = pd.DataFrame({"combined_lo": [0.1], "combined_hi": [0.2]})
+    assert boards.interval_texts(rows, "mean").tolist() == [boards.interval_text(rows.iloc[0], "mean")]
+    assert boards.ranks_texts(rows).tolist() == ["not known"]
