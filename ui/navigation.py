@@ -61,6 +61,7 @@ PAGES = (
     PageSpec("instructions.py", "Instructions", ":material/edit_note:"),
     PageSpec("mcr-vs-full.py", "MCR vs full", ":material/scatter_plot:"),
     PageSpec("compare.py", "Compare", ":material/compare_arrows:"),
+    PageSpec("evaluate.py", "Evaluate your run", ":material/upload_file:"),
 )
 GLOSSARY = GLOSSARY_PATH
 """The Glossary's URL path: a page of the frame after :data:`PAGES` (definitions, no data of its own)."""
@@ -68,7 +69,7 @@ GLOSSARY = GLOSSARY_PATH
 
 def run() -> None:
     """One script run: navigation, then the chosen page inside the frame."""
-    from ui import state
+    from ui import recorder, state
 
     started = time.perf_counter()
     st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide",
@@ -80,13 +81,14 @@ def run() -> None:
     notices_box = st.container()
     st.sidebar.caption("tiebreak · tie-aware retrieval evaluation")
     try:
-        page.run()
+        with recorder.recording() as drawn:  # what the page draws, for its snapshot (ui/recorder.py)
+            page.run()
     except Exception:  # a visitor never sees a traceback; the server log has it
         incident = uuid.uuid4().hex[:8]
         LOG.exception("page /%s failed (incident %s)", page.url_path, incident)
         st.error(f"Sorry — this view could not be drawn (incident `{incident}`; details are in the server "
                  "log). Try other settings in the sidebar, or reload the page.")
-    _finish(notices_box)
+    _finish(notices_box, drawn, page)
     LOG.debug("drew /%s in %.3f s", page.url_path, time.perf_counter() - started)
 
 
@@ -99,9 +101,10 @@ def _glossary() -> None:
     sidebar.view()
 
 
-def _finish(notices_box) -> None:
-    """Write the view's state back to the URL; show the notices, the share link and the skipped files."""
-    from ui import data, hints, sidebar, state
+def _finish(notices_box, drawn, page) -> None:
+    """Write the view's state back to the URL; show the notices, the share link, the snapshot download and the
+    skipped files."""
+    from ui import data, hints, recorder, sidebar, state
 
     params = state.end_run()
     messages = state.notices()
@@ -110,7 +113,9 @@ def _finish(notices_box) -> None:
     elif messages:
         notices_box.warning("Parts of the link were ignored; the view shows valid settings instead:\n"
                             + "\n".join(f"- {m}" for m in messages), icon=":material/link_off:")
-    sidebar.share_box(params, _page_url())
+    url = _page_url()
+    sidebar.share_box(params, url)
+    data_dir = None
     try:
         data_dir = data.data_dir_from()
         snapshot = data.snapshot(data_dir) if data_dir.is_dir() else None
@@ -118,6 +123,7 @@ def _finish(notices_box) -> None:
         left_out = data.load_warnings(snapshot) if snapshot else []
     except Exception:  # the store could not open the folder: the page has said so
         skipped, left_out = [], []
+    recorder.download_button(drawn, page.title, page.url_path, params, state.share_url(params, url), data_dir)
     for items, title, text in ((skipped, f"{len(skipped)} data file(s) skipped", "reason"),
                                (left_out, f"{len(left_out)} group(s) of rows left out", "message")):
         if items:

@@ -1,0 +1,218 @@
+"""What a page draws, recorded while it runs, and the "Download this view (HTML)" button that turns it into a
+snapshot (:mod:`ui.snapshot`, issue 21).
+
+Every view gets its snapshot without any code of its own: the frame (``ui/navigation.py``) runs the page
+inside :func:`recording`, and Streamlit's element functions that carry a view's content — ``title``,
+``header``, ``subheader``, ``metric``, ``dataframe``, ``plotly_chart`` and ``html`` — note what they were
+given, in order, before drawing it unchanged. They are wrapped once per process (:func:`install`, public
+names only: the methods of the class of ``st.sidebar`` and the ``st.*`` functions bound to the main area); a
+wrapper records only on the thread of a script run inside :func:`recording` (each session's script runs on
+its own thread), and a recording that fails is logged and never stops the page. Recording keeps references
+(no copy, no formatting): the snapshot is built only when the button is clicked (deferred download data), so
+a run that is not downloaded pays a few microseconds per element.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from ui import snapshot
+
+LOG = logging.getLogger("tiebreak.app")
+ELEMENTS = ("title", "header", "subheader", "metric", "dataframe", "plotly_chart", "html")
+BUTTON = "Download this view (HTML)"
+_LOCAL = threading.local()
+_INSTALL_LOCK = threading.Lock()
+_SIGNATURES: dict[str, inspect.Signature] = {}
+
+
+class Drawn:
+    """The elements one script run drew in the main area, in order: (element, arguments by name)."""
+
+    def __init__(self) -> None:
+        self.elements: list[tuple[str, dict]] = []
+
+    def parts(self) -> list[snapshot.Part]:
+        """The recorded elements as snapshot parts (an element that cannot be converted is left out, logged)."""
+        parts = []
+        for name, arguments in self.elements:
+            try:
+                part = _part(name, arguments)
+            except Exception:  # a snapshot with one element fewer beats no snapshot
+                LOG.exception("snapshot: could not convert a recorded %s", name)
+                continue
+            if part is not None:
+                parts.append(part)
+        return parts
+
+    def title(self) -> str | None:
+        return next((str(args.get("body")) for name, args in self.elements if name == "title"), None)
+
+
+def install() -> None:
+    """Wrap the recorded element functions (once per process; later calls do nothing)."""
+    with _INSTALL_LOCK:
+        generator = type(st.sidebar)
+        main = st.title.__self__  # the main area, which st.title / st.dataframe / … draw into
+        for name in ELEMENTS:
+            original = getattr(generator, name)
+            if getattr(original, "tiebreak_recorded", False):
+                continue
+            _SIGNATURES[name] = inspect.signature(original)
+            setattr(generator, name, _recording_wrapper(name, original))
+            setattr(st, name, getattr(main, name))
+
+
+def _recording_wrapper(name: str, original):
+    @functools.wraps(original)
+    def element(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        drawn = getattr(_LOCAL, "drawn", None)
+        if drawn is not None and self is not st.sidebar:
+            try:
+                bound = _SIGNATURES[name].bind(self, *args, **kwargs)
+                drawn.elements.append((name, dict(list(bound.arguments.items())[1:])))
+            except Exception:
+                LOG.exception("snapshot: could not record a %s", name)
+        return result
+
+    element.tiebreak_recorded = True
+    return element
+
+
+@contextlib.contextmanager
+def recording():
+    """Record what the code inside draws on this thread; yields the :class:`Drawn`."""
+    install()
+    drawn = Drawn()
+    previous = getattr(_LOCAL, "drawn", None)
+    _LOCAL.drawn = drawn
+    try:
+        yield drawn
+    finally:
+        _LOCAL.drawn = previous
+
+
+# -------------------------------------------------------------------------------------------- conversion
+def _part(name: str, arguments: Mapping) -> snapshot.Part | None:
+    if name in ("title", "header", "subheader"):
+        return snapshot.Heading(_plain(arguments.get("body")), {"title": 1, "header": 2, "subheader": 3}[name])
+    if name == "metric":
+        return snapshot.Metric(_plain(arguments.get("label")), _plain(arguments.get("value")))
+    if name == "dataframe":
+        return _table(arguments)
+    if name == "plotly_chart":
+        return snapshot.Figure(arguments.get("figure_or_data"))
+    if name == "html":
+        body = arguments.get("body")
+        return snapshot.Html(body) if isinstance(body, str) else None
+    return None
+
+
+def _plain(text) -> str:
+    """A label or value as the visitor reads it: markdown escapes and ``:material/…:`` icons removed."""
+    text = re.sub(r":material/[a-z_]+:", "", "" if text is None else str(text))
+    return re.sub(r"\\([\\`*_{}\[\]()#+\-.!<>|])", r"\1", text).strip()
+
+
+def _table(arguments: Mapping) -> snapshot.Table | None:
+    data = arguments.get("data")
+    css = None
+    if isinstance(data, pd.io.formats.style.Styler):
+        styler, data = data, data.data
+        css = _styler_css(styler, data)
+    if isinstance(data, pd.Series):
+        data = data.to_frame()
+    if not isinstance(data, pd.DataFrame):
+        return None
+    return snapshot.Table(data, dict(arguments.get("column_config") or {}), arguments.get("column_order"),
+                          arguments.get("hide_index"), css)
+
+
+def _styler_css(styler, frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The CSS of each cell from a Styler's ``apply`` calls (``Styler.export()``): e.g. the heat shading."""
+    css = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    for _, (function, axis, subset), kwargs in styler.export().get("apply", []):
+        block = frame if subset is None else frame.loc[:, list(subset) if not isinstance(subset, str) else [subset]]
+        styles = function(block, **kwargs) if axis is None else block.apply(function, axis=axis, **kwargs)
+        if isinstance(styles, pd.DataFrame):
+            css.loc[styles.index, styles.columns] = styles.astype(str).to_numpy()
+    return css
+
+
+# -------------------------------------------------------------------------------------------- the button
+CONDITION_KEYS = {"bench": "Benchmark", "setting": "Setting", "metric": "Metric", "instr": "Instruction",
+                  "prec": "Precision", "ties": "Tie policy"}
+
+
+def condition_of(params: Mapping) -> tuple[str, list[tuple[str, str]]]:
+    """The condition line as the pages word it (:func:`ui.hints.describe_condition`) and the (label, value)
+    pairs of every URL setting of the view; an empty line when the view has no condition."""
+    from evalcore.store import Condition
+    from ui import hints, sidebar
+
+    def one(key):
+        value = params.get(key)
+        return value[0] if isinstance(value, list) and value else value
+
+    settings = [(CONDITION_KEYS.get(key, key), ", ".join(value) if isinstance(value, list) else str(value))
+                for key, value in params.items() if key != "ties"]  # the tie policy has its own line
+    if not all(one(key) for key in ("bench", "setting", "metric", "prec", "ties")):
+        return "", settings
+    cond = Condition(one("bench"), one("metric"), one("setting"), sidebar.INSTRUCTION_CHOICES.get(one("instr")),
+                     one("prec"), one("ties"))
+
+    class _View:  # describe_condition reads only .cond
+        pass
+
+    view = _View()
+    view.cond = cond
+    return hints.describe_condition(view), settings
+
+
+def file_name(url_path: str, params: Mapping) -> str:
+    """``tiebreak_<page>_<benchmark>_<metric>.html``, safe on every file system."""
+    words = [url_path or "leaderboard"] + [str(params.get(k)) for k in ("bench", "metric") if params.get(k)]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "tiebreak_" + "_".join(words)).strip("-") + ".html"
+
+
+def download_button(drawn: Drawn, page_title: str, url_path: str, params: Mapping, share_link: str,
+                    data_dir: Path | None) -> None:
+    """The sidebar button that downloads this view as one HTML file, built only when clicked."""
+    params = dict(params)
+
+    def build() -> bytes:
+        from evalcore import provenance as provenance_module
+        from ui import glossary
+
+        line, settings = condition_of(params)
+        record = provenance_module.Provenance()
+        if data_dir is not None:
+            try:
+                record = provenance_module.load(data_dir)
+            except Exception:  # a broken provenance file: the snapshot says nothing about sources
+                LOG.exception("snapshot: provenance of %s not readable", data_dir)
+        ties = params.get("ties")
+        term = glossary.TERMS.get("tie-policy")
+        view = snapshot.Snapshot(
+            title=drawn.title() or page_title, condition_line=line, settings=settings, parts=drawn.parts(),
+            share_link=share_link, provenance=[s.line() for s in record.sources.values()],
+            snapshot_date=record.snapshot, tie_policy=str(ties) if ties else "",
+            tie_policy_text=term.text if term and ties else "",
+            taken=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+        return snapshot.build(view).encode("utf-8")
+
+    st.sidebar.download_button(BUTTON, build, file_name=file_name(url_path, params), mime="text/html",
+                               icon=":material/download:", on_click="ignore", width="stretch",
+                               help="One HTML file with this view's tables and charts, its condition, share "
+                                    "link and data sources; it opens in any browser without a server.")

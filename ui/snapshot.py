@@ -1,0 +1,339 @@
+"""A view as one self-contained HTML file (issue 21, "a snapshot that travels"): its title, condition, tables,
+charts, share link, data provenance and tie policy, readable offline without a server.
+
+Pure: no Streamlit here. :mod:`ui.recorder` collects what a page drew during its script run as the parts
+below and calls :func:`build` only when the visitor clicks "Download this view (HTML)".
+
+Safety: every text from data (system names are untrusted input) is HTML-escaped; a table cell is text, never
+markup. Plotly figures are written as JSON with ``<``, ``>`` and ``&`` escaped (a name cannot close the script
+element), and the file carries a Content-Security-Policy that lets only its own scripts run (each named by its
+sha256) and allows no request at all (``default-src 'none'``): even markup that slipped through could neither
+run nor fetch. Plotly's script (~4.8 MB) is embedded once, and only when the view has a plotly figure.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+GENERATOR = "tiebreak"
+
+
+# -------------------------------------------------------------------------------------------- parts
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A headline number (``st.metric``): its label and the value as the page printed it."""
+
+    label: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as ``st.dataframe`` drew it: the frame, its ``column_config`` (a label, or Streamlit's config
+    dict with ``label`` and ``type_config``; None hides the column), ``column_order``, ``hide_index`` and the
+    CSS of each cell (``cell_css``, same shape as ``frame``; e.g. the heat shading)."""
+
+    frame: pd.DataFrame
+    column_config: Mapping = field(default_factory=dict)
+    column_order: Sequence[str] | None = None
+    hide_index: bool | None = None
+    cell_css: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A plotly figure (anything with ``to_plotly_json()``, or its dict)."""
+
+    figure: object
+
+
+@dataclass(frozen=True)
+class Html:
+    """Markup the dashboard built itself and escaped (e.g. :func:`ui.charts.forest_html`): embedded as is."""
+
+    body: str
+
+
+Part = Heading | Metric | Table | Figure | Html
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the file shows besides the parts: the view's ``title``, its ``condition_line`` (as the page
+    words it), every URL ``settings`` of the view as (label, value) pairs, the ``share_link`` that reopens the view, the ``provenance`` lines (source, repository @ commit,
+    write date), the data ``snapshot_date``, the ``tie_policy`` with its ``tie_policy_text``, and when the file
+    was taken (``taken``, ISO)."""
+
+    title: str
+    condition_line: str
+    settings: Sequence[tuple[str, str]]
+    parts: Sequence[Part]
+    share_link: str = ""
+    provenance: Sequence[str] = ()
+    snapshot_date: str = ""
+    tie_policy: str = ""
+    tie_policy_text: str = ""
+    taken: str = ""
+
+
+# -------------------------------------------------------------------------------------------- cells
+def format_number(value: float, number_format: str | None) -> str:
+    """A number as a Streamlit number column with ``number_format`` shows it: printf formats (``%.4f``,
+    ``%d``, ``%+.3f``), ``compact`` (1.2K, 110M, 7.1B), ``percent``, ``plain``; no format: up to 4 decimals."""
+    if number_format and "%" in number_format and number_format not in ("percent",):
+        try:
+            return number_format % (int(round(value)) if re.search(r"%[-+ 0#]*\d*[di]", number_format) else value)
+        except (TypeError, ValueError):
+            pass
+    if number_format == "compact":  # as the browser's Intl compact notation: 1.2K, 12K, 123K, 7.1B
+        for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"), (1, "")):
+            if abs(value) >= size or size == 1:
+                scaled = value / size
+                text = f"{scaled:.1f}".removesuffix(".0") if abs(round(scaled, 1)) < 10 else f"{scaled:.0f}"
+                return text + suffix
+    if number_format == "percent":
+        return f"{value * 100:.2f}%"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.4f}".rstrip("0").rstrip(".")
+
+
+def _missing(value) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    try:
+        return bool(isinstance(value, (float, np.floating)) and math.isnan(value))
+    except TypeError:
+        return False
+
+
+def _config(entry) -> tuple[str | None, dict]:
+    """(label, type_config) of one ``column_config`` entry."""
+    if isinstance(entry, str):
+        return entry, {}
+    if isinstance(entry, Mapping):
+        return entry.get("label"), dict(entry.get("type_config") or {})
+    return None, {}
+
+
+def cell_html(value, type_config: Mapping) -> str:
+    """One cell's content, escaped: numbers in the column's format, links with their display text, booleans
+    as yes/no, a missing value empty."""
+    if _missing(value):
+        return ""
+    kind = type_config.get("type")
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, np.integer, np.floating)) and kind in (None, "number", "progress"):
+        return html.escape(format_number(float(value), type_config.get("format")))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        value = ", ".join(str(v) for v in value)
+    text = str(value)
+    if kind == "link" and re.match(r"https?://", text):
+        shown, pattern = text, type_config.get("display_text")
+        if pattern:
+            try:
+                match = re.search(pattern, text)
+            except re.error:
+                match = None
+            shown = match.group(1) if match and match.groups() else (text if "(" in pattern else pattern)
+        return (f'<a href="{html.escape(text, quote=True)}" rel="noopener noreferrer">'
+                f"{html.escape(str(shown))}</a>")
+    return html.escape(text)
+
+
+def table_html(table: Table) -> str:
+    """A table as an HTML ``<table>``: the columns the page showed, in its order, under their labels."""
+    frame = table.frame
+    config = dict(table.column_config or {})
+    columns = [c for c in (table.column_order or frame.columns) if c in frame.columns]
+    columns = [c for c in columns if not (c in config and config[c] is None)]
+    show_index = not table.hide_index
+    index_label, index_config = _config(config.get("_index"))
+    head = [f'<th scope="col">{html.escape(index_label or "")}</th>'] if show_index else []
+    types = {}
+    for column in columns:
+        label, type_config = _config(config.get(column))
+        types[column] = type_config
+        numeric = type_config.get("type") == "number" or (not type_config and pd.api.types.is_numeric_dtype(
+            frame[column]) and not pd.api.types.is_bool_dtype(frame[column]))
+        head.append(f'<th scope="col"{" class=num" if numeric else ""}>'
+                    f"{html.escape(str(label if label is not None else column))}</th>")
+    css = table.cell_css
+    rows = []
+    positions = [frame.columns.get_loc(c) for c in columns]
+    for i in range(len(frame)):
+        cells = [f"<th scope=\"row\">{cell_html(frame.index[i], index_config)}</th>"] if show_index else []
+        for column, position in zip(columns, positions):
+            value = frame.iat[i, position]
+            style = ""
+            if css is not None and column in css.columns and i < len(css):
+                rule = css[column].iat[i]
+                if isinstance(rule, str) and re.fullmatch(r"[a-z-]+:\s*[#(),.\w\s%-]+;?", rule):
+                    style = f' style="{html.escape(rule, quote=True)}"'
+            numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+            cls = ' class="num"' if numeric else ""
+            cells.append(f"<td{cls}{style}>{cell_html(value, types[column])}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return ('<div class="tb-table"><table><thead><tr>' + "".join(head) + "</tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>")
+
+
+# -------------------------------------------------------------------------------------------- figures
+def script_json(value) -> str:
+    """JSON safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` as unicode escapes (no ``</script>``,
+    no ``<!--``), and the line separators JavaScript once rejected."""
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False, default=_json_default)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                          ("\u2029", "\\u2029")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def _json_default(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, (pd.Timestamp,)):
+        return value.isoformat()
+    if value is pd.NA or value is None:
+        return None
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def figure_json(figure) -> dict:
+    """A plotly figure as plain JSON data (NaN → null), through plotly's own encoder."""
+    if isinstance(figure, Mapping):
+        return json.loads(json.dumps(figure, default=_json_default))
+    import plotly.io
+
+    return json.loads(plotly.io.to_json(figure, validate=False))
+
+
+def plotly_script() -> str:
+    """plotly.js as shipped with the installed plotly package (its version matches the figures' schema)."""
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+# -------------------------------------------------------------------------------------------- the file
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2937;margin:0;background:#fff}
+main{max-width:1200px;margin:0 auto;padding:1.5rem 1.25rem 3rem}
+h1{font-size:1.9rem;margin:0 0 0.4rem}h2{font-size:1.3rem;margin:1.6rem 0 0.5rem}h3{font-size:1.1rem}
+.tb-meta{border:1px solid #e2e8f0;border-radius:6px;padding:0.6rem 0.9rem;background:#f8fafc;margin:0.6rem 0 1rem}
+.tb-meta dl{display:grid;grid-template-columns:max-content 1fr;gap:0.15rem 1rem;margin:0}
+.tb-meta dt{color:#475569}.tb-meta dd{margin:0}
+.tb-condition{font-size:0.95rem;color:#334155;margin:0.2rem 0 0.6rem}
+.tb-metrics{display:flex;flex-wrap:wrap;gap:0.6rem 2rem;margin:0.8rem 0}
+.tb-metric .tb-label{font-size:0.85rem;color:#475569}.tb-metric .tb-value{font-size:1.6rem}
+.tb-table{overflow-x:auto;margin:0.4rem 0 1rem}
+table{border-collapse:collapse;font-size:0.85rem}
+th,td{border:1px solid #e2e8f0;padding:0.2rem 0.5rem;text-align:left;white-space:nowrap}
+thead th{background:#f1f5f9;position:sticky;top:0}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.tb-figure{margin:0.4rem 0 1rem}
+.tb-share{word-break:break-all;font-family:ui-monospace,monospace;font-size:0.85rem}
+footer{margin-top:2rem;font-size:0.8rem;color:#64748b}
+"""
+
+
+def _markdown_bold(text: str) -> str:
+    """Escaped text with ``**bold**`` kept (glossary definitions are written in markdown)."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(text))
+
+
+def build(snapshot: Snapshot) -> str:
+    """The view as one HTML document (UTF-8 text) that needs no server and makes no request."""
+    scripts: list[str] = []
+    body: list[str] = [f"<h1>{html.escape(snapshot.title)}</h1>"]
+    if snapshot.condition_line:
+        body.append(f'<p class="tb-condition" data-tb="condition">{html.escape(snapshot.condition_line)}</p>')
+    meta = [(label, f'<span data-tb="setting">{html.escape(value)}</span>') for label, value in snapshot.settings]
+    if snapshot.tie_policy:
+        meta.append(("Tie policy", f'<span data-tb="tie-policy">{html.escape(snapshot.tie_policy)}</span>'
+                    + (f" — {_markdown_bold(snapshot.tie_policy_text)}" if snapshot.tie_policy_text else "")))
+    if snapshot.share_link:
+        link = html.escape(snapshot.share_link, quote=True)
+        shown = (f'<a href="{link}" rel="noopener noreferrer">{html.escape(snapshot.share_link)}</a>'
+                 if re.match(r"https?://", snapshot.share_link) else html.escape(snapshot.share_link))
+        meta.append(("Live view", f'<span class="tb-share" data-tb="share-link">{shown}</span>'))
+    if snapshot.snapshot_date:
+        meta.append(("Data snapshot", f'<span data-tb="data-snapshot">{html.escape(snapshot.snapshot_date)}</span>'))
+    for line in snapshot.provenance:
+        meta.append(("Source", f'<span data-tb="source">{html.escape(line)}</span>'))
+    if snapshot.taken:
+        meta.append(("Snapshot taken", html.escape(snapshot.taken)))
+    body.append('<section class="tb-meta"><dl>' + "".join(f"<dt>{html.escape(k)}</dt><dd>{v}</dd>" for k, v in meta)
+                + "</dl></section>")
+
+    figures = 0
+    metrics: list[str] = []
+
+    def flush_metrics():
+        if metrics:
+            body.append('<div class="tb-metrics">' + "".join(metrics) + "</div>")
+            metrics.clear()
+
+    for part in snapshot.parts:
+        if not isinstance(part, Metric):
+            flush_metrics()
+        if isinstance(part, Heading) and part.level == 1 and part.text == snapshot.title:
+            continue  # the page's own title, already the file's heading
+        if isinstance(part, Heading):
+            level = min(max(int(part.level), 2), 4)
+            body.append(f"<h{level}>{html.escape(part.text)}</h{level}>")
+        elif isinstance(part, Metric):
+            metrics.append(f'<div class="tb-metric" data-tb="metric"><div class="tb-label">{html.escape(part.label)}'
+                           f'</div><div class="tb-value">{html.escape(part.value)}</div></div>')
+        elif isinstance(part, Table):
+            body.append(table_html(part))
+        elif isinstance(part, Html):
+            body.append(f'<div class="tb-html">{part.body}</div>')
+        elif isinstance(part, Figure):
+            figures += 1
+            div = f"tb-figure-{figures}"
+            spec = figure_json(part.figure)
+            layout = spec.get("layout") or {}
+            height = layout.get("height") if isinstance(layout.get("height"), (int, float)) else 450
+            body.append(f'<div class="tb-figure" id="{div}" data-tb="figure" style="height:{int(height)}px"></div>')
+            scripts.append(f"Plotly.newPlot({json.dumps(div)},{script_json(spec.get('data') or [])},"
+                           f"{script_json(layout)},{{\"responsive\":true,\"displaylogo\":false}});")
+    flush_metrics()
+    body.append(f"<footer>Snapshot of a tiebreak dashboard view: a static copy, it does not update. "
+                f"{figures} interactive chart(s).</footer>")
+
+    inline = ([plotly_script()] if figures else []) + scripts
+    hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in inline)
+    policy = ("default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; "
+              f"script-src {hashes or chr(39) + 'none' + chr(39)}; base-uri 'none'; form-action 'none'")
+    origin = re.match(r"(https?://[^/?#\s'\";]+)", snapshot.share_link or "")
+    if origin:  # relative links in the view's markup (e.g. "?bench=…") lead to the live dashboard
+        policy = policy.replace("base-uri 'none'", f"base-uri {origin.group(1)}")
+    head = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy, quote=True)}">'
+            + (f'<base href="{html.escape(snapshot.share_link, quote=True)}">' if origin else "")
+            + '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="generator" content="{GENERATOR}">'
+            f"<title>{html.escape(snapshot.title)} — tiebreak snapshot</title><style>{_CSS}</style></head>")
+    return (head + "<body><main>" + "".join(body) + "</main>"
+            + "".join(f"<script>{s}</script>" for s in inline) + "</body></html>\n")
