@@ -290,7 +290,7 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
         frame[column] = frame[column].round().astype("Int64")
     is_candidate = (frame["system"] == name).to_numpy()
     if fmt == "json":
-        records = json.loads(frame.assign(candidate=is_candidate).to_json(orient="records", double_precision=6))
+        records = json.loads(frame.assign(candidate=is_candidate).to_json(orient="records", double_precision=15))
         print(json.dumps({"condition": cond.__dict__, "ranked_by": board.ranked_by, "candidate": name,
                           "bootstrap": board.bootstrap, "tasks": board.tasks, "task_names": board.task_names,
                           "rows": records}, indent=2))
