@@ -59,6 +59,10 @@ class Snapshot:
 
     data_dir: Path
     fingerprint: str
+    overlay: str = ""
+    """The digest of the browser session's own evaluated run (``ui/upload.py``), '' for none: questions about
+    a snapshot with an overlay are answered over :meth:`Store.with_overlay` and memoised in that session only
+    (never in the shared answer cache)."""
 
 
 @st.cache_resource(show_spinner=False)
@@ -84,7 +88,9 @@ def snapshot(data_dir: Path) -> Snapshot:
                 store.reload()
             fingerprint = store.loaded_fingerprint  # a file changing after the reload is caught next time
             _last_scan[key] = (now, fingerprint)
-    return Snapshot(Path(key), fingerprint)
+    from ui import upload
+
+    return Snapshot(Path(key), fingerprint, upload.session_overlay())
 
 
 def skipped_files(data: Snapshot) -> list[SkippedFile]:
@@ -121,14 +127,29 @@ def _question(compute: Callable[P, R]) -> Callable[P, R]:
     def ask(*args: P.args, **kwargs: P.kwargs) -> R:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return cached(**{name: _hashable(value) for name, value in bound.arguments.items()})
+        arguments = {name: _hashable(value) for name, value in bound.arguments.items()}
+        if any(isinstance(value, Snapshot) and value.overlay for value in arguments.values()):
+            from ui import upload  # a session's own run: its answers stay in that session
+
+            return upload.remember((compute.__qualname__, *arguments.items()), lambda: compute(**arguments))
+        return cached(**arguments)
 
     ask.clear = cached.clear  # type: ignore[attr-defined]
     return ask
 
 
-def _store_of(data: Snapshot) -> Store:
+def folder_store(data: Snapshot) -> Store:
+    """The data folder's own store (without the session's overlay): what an uploaded run is checked against."""
     return _store(str(data.data_dir))
+
+
+def _store_of(data: Snapshot) -> Store:
+    store = _store(str(data.data_dir))
+    if data.overlay:
+        from ui import upload
+
+        return upload.overlay_store(store, data.fingerprint, data.overlay)
+    return store
 
 
 @_question

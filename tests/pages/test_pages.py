@@ -17,6 +17,7 @@ INTROS = {  # a phrase of each page's one-line explanation
     "instructions.py": "with − without",
     "mcr-vs-full.py": "multiple-choice retrieval (MCR)",
     "compare.py": "paired randomization test",
+    "evaluate.py": "Where would your model land?",
 }
 
 

@@ -1,0 +1,222 @@
+"""Evaluate your run: get the shipped tasks' inputs, upload a run scored with any model, and see where it lands —
+tie-aware, beside the shipped systems, in every view, for this browser session only (issue 20)."""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import streamlit as st
+
+from evalcore.store import Condition
+from ui import data, hints, state, upload
+from ui.navigation import PAGES_DIR
+
+TITLE = "Evaluate your run"
+SETTINGS = {"mcr": "Multiple choice (MCR)", "full-pooled": "Full (pooled candidates)"}
+DEFAULT_METRIC = {"mcr": "p@1", "full-pooled": "ndcg@10"}
+PRECISIONS = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "binary")
+INTRO = (
+    "Where would your model land? **1.** Download the tasks' queries and candidates. **2.** Score them with any "
+    "model and upload one run file per task (named by the task, e.g. `ARCChallenge.trec`), or one parquet / CSV "
+    "file with a `task` column. **3.** The run is evaluated tie-aware against the shipped relevance judgements "
+    "and joins the Leaderboard, Compare and Ties & precision views as **“NAME (your run)”** — for this browser "
+    "session only: it is kept in the server's memory for your session and written nowhere; reloading the page "
+    "or opening a copied link starts without it.")
+
+
+def render() -> None:
+    view = hints.page_top(TITLE, INTRO)
+    if view is None:
+        return
+    _limits()
+    benchmarks = _benchmarks_with_tasks(view.data_dir)
+    if not benchmarks:
+        st.info("This data folder ships no task inputs (`tasks/<benchmark>/`, written by "
+                "`scripts/make_task_texts.py`), so there is nothing to score here.")
+        return
+    st.subheader("1 · Get the inputs")
+    left, right = st.columns([1, 2])
+    benchmark = left.selectbox("Benchmark", benchmarks, key="ev_bench", format_func=_benchmark_name)
+    setting = right.radio("Setting", list(SETTINGS), key="ev_setting", format_func=SETTINGS.get, horizontal=True,
+                          help="MCR: rank each query's own few candidates. Full (pooled): rank the task's whole "
+                               "pool of documents for every query.")
+    _inputs_download(view.data_dir, benchmark, setting)
+    st.subheader("2 · Upload your run")
+    _upload_form(view, benchmark, setting)
+    held = upload.candidate()
+    if held is not None:
+        st.subheader("3 · Where it lands")
+        _result(view, held)
+
+
+def _limits() -> None:
+    """What an upload may cost on this server, said before anything is uploaded."""
+    limits = upload.LIMITS
+    cols = st.columns(4)
+    cols[0].metric("Per file", f"{limits.upload_mb} MB", help="Streamlit's server.maxUploadSize on this server.")
+    cols[1].metric("Run rows", f"{limits.rows:,}", help="All files of one upload together. A browser session "
+                                                        "holds one run: a new upload replaces it.")
+    cols[2].metric("Evaluation time", f"{limits.seconds} s", help="An evaluation that takes longer is stopped.")
+    cols[3].metric("Evaluations at once", f"{limits.slots}", help="On this server; others wait their turn (at "
+                                                                   f"most {limits.queue_seconds} s).")
+
+
+def _benchmark_name(benchmark: str) -> str:
+    from ui.board import benchmark_name
+
+    return benchmark_name(benchmark)
+
+
+def _benchmarks_with_tasks(data_dir: Path) -> list[str]:
+    from evalcore.store.catalogue import TASKS_DIR
+
+    folder = Path(data_dir) / TASKS_DIR
+    try:
+        return sorted(p.name for p in folder.iterdir() if (p / "queries.parquet").is_file())
+    except OSError:
+        return []
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _inputs_zip(data_dir: str, versions: tuple, benchmark: str, setting: str) -> bytes:
+    """The ``evalcore tasks export`` folder as a zip, built once per version of the shipped task files."""
+    import tempfile
+
+    from evalcore.candidate import export_tasks
+
+    with tempfile.TemporaryDirectory(prefix="tiebreak-export-") as scratch:
+        out = Path(scratch) / f"{benchmark}-{setting}"
+        written = export_tasks(data_dir, benchmark, setting, out)
+        sink = io.BytesIO()
+        with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+            for path in written:
+                archive.write(path, path.relative_to(scratch).as_posix())
+    return sink.getvalue()
+
+
+def _inputs_download(data_dir: Path, benchmark: str, setting: str) -> None:
+    from evalcore.store.catalogue import TASKS_DIR
+
+    folder = Path(data_dir) / TASKS_DIR / benchmark
+    versions = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.parquet")))
+    st.download_button(
+        f"Download the {SETTINGS[setting]} inputs (zip)", lambda: _inputs_zip(str(data_dir), versions, benchmark,
+                                                                              setting),
+        file_name=f"{benchmark}-{setting}-inputs.zip", mime="application/zip", icon=":material/download:",
+        key="ev_inputs")
+    what = ("`qid`, `docid`, `text`: each query's own candidates" if setting == "mcr"
+            else "`docid`, `text`: the task's pool, which every query ranks")
+    st.caption(f"Per task, `<task>/queries.jsonl` (`qid`, `text`, `instruction`) and `<task>/candidates.jsonl` "
+               f"({what}) — the same files as `python -m evalcore tasks export --benchmark {benchmark} "
+               f"--setting {setting} --out DIR`, with exactly the ids of the shipped results.")
+
+
+def _upload_form(view, benchmark: str, setting: str) -> None:
+    limits = upload.LIMITS
+    with st.form("ev_form", enter_to_submit=False, border=True):
+        left, mid, right = st.columns([2, 1, 1])
+        name = left.text_input("Name of your run", max_chars=upload.NAME_CHARS, placeholder="e.g. my-encoder-v2",
+                               key="ev_name")
+        instruction = mid.radio("Queries scored", ["without instruction", "with instruction"], key="ev_instr",
+                                help="Whether your model saw each query's instruction (queries.jsonl's "
+                                     "`instruction`) before its text.")
+        precision = right.selectbox("Precision", PRECISIONS, key="ev_prec",
+                                    help="The precision your scores were computed in: the run joins that "
+                                         "precision's leaderboard.")
+        files = st.file_uploader(
+            f"Run files for {SETTINGS[setting]} ({_benchmark_name(benchmark)})", type=list(upload.UPLOAD_TYPES),
+            accept_multiple_files=True, key="ev_files",
+            help="TREC (qid Q0 docid rank score tag), TSV/CSV/JSON lines with qid, docid, score, or parquet; "
+                 ".gz too. One file per task named by the task, or one file with a task column.")
+        st.caption(limits.sentence() + " Bad files are refused with the file and line; nothing is written.")
+        submitted = st.form_submit_button("Evaluate", type="primary", icon=":material/play_arrow:")
+    if not submitted:
+        return
+    try:
+        request = upload.Request(upload.check_name(name), benchmark, setting,
+                                 instruction == "with instruction", precision)
+        uploads = [(f.name, f.getvalue()) for f in (files or [])]
+        with st.spinner(_wait_text()):
+            held = upload.evaluate(request, uploads, view.data_dir, data.folder_store(view.data))
+    except upload.UploadError as exc:
+        st.error(f"Not evaluated — {hints.safe_text(str(exc))}", icon=":material/error:")
+        return
+    st.success(f"Evaluated **{hints.safe_text(held.system)}**: {held.run_rows:,} run rows, "
+               f"{held.rows.num_rows:,} per-query values, in {held.seconds:.1f} s.", icon=":material/check_circle:")
+
+
+def _wait_text() -> str:
+    queued = upload.waiting()
+    return ("Evaluating your run…" if not queued else
+            f"Evaluating your run… ({queued} other evaluation(s) are waiting for this server's "
+            f"{upload.LIMITS.slots} slot(s))")
+
+
+def _condition(held: upload.Candidate) -> Condition:
+    req = held.request
+    return Condition(req.benchmark, DEFAULT_METRIC.get(req.setting, "ndcg@10"), req.setting, req.instruction,
+                     req.precision, "docid-desc")
+
+
+def _result(view, held: upload.Candidate) -> None:
+    req = held.request
+    cond = _condition(held)
+    board = data.leaderboard(data.snapshot(view.data_dir), cond)  # a snapshot taken now holds the new run
+    st.markdown(f"**{hints.safe_text(held.system)}** — {_benchmark_name(req.benchmark)}, {SETTINGS[req.setting]}, "
+                f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
+                + ", ".join(f"`{hints.safe_text(Path(f).name)}`" for f in held.files[:10])
+                + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
+    upload.board_line(board, cond, held)
+    left, mid, right, far = st.columns(4)
+    if left.button("Show in the Leaderboard", icon=":material/leaderboard:", key="ev_go_board"):
+        _go("leaderboard.py", cond)
+    others = [s for s in board.ranked["system"].tolist() if s != held.system]
+    if mid.button("Compare with the top system", icon=":material/compare_arrows:", key="ev_go_compare",
+                  disabled=not others):
+        _go("compare.py", cond, sys=[held.system, others[0]], values="expected")
+    if right.button("Its ties & precision", icon=":material/balance:", key="ev_go_ties"):
+        _go("ties-and-precision.py", cond)
+    if far.button("Remove from this session", icon=":material/delete:", key="ev_forget"):
+        upload.forget()
+        st.rerun()
+    frame = held.frame()
+    st.dataframe(frame.drop(columns=["system", "benchmark", "source"]).head(1000), hide_index=True,
+                 width="stretch", height=300)
+    st.caption(f"The first {min(len(frame), 1000):,} of {len(frame):,} per-query rows (one per task × query × "
+               "metric × tie policy). The download holds them all, in the data contract's `query_metrics` "
+               "columns: share it, or ingest it elsewhere.")
+    st.download_button("Per-query results (parquet)", held.parquet_bytes, icon=":material/download:",
+                        file_name=f"{upload.file_stem(held)}.parquet", mime="application/vnd.apache.parquet",
+                        key="ev_rows")
+    _keep_it(view, held)
+
+
+def _go(page: str, cond: Condition, **extra) -> None:
+    """Open ``page`` showing ``cond`` (as the visitor's choice, kept by the sidebar) in this session."""
+    wishes = {"bench": cond.benchmark, "setting": cond.setting, "metric": cond.metric,
+              "instr": "with" if cond.instruction else "without", "prec": cond.precision, "ties": cond.tie_policy,
+              **extra}
+    for key, value in wishes.items():
+        state.set_wish(key, value)
+    st.switch_page(PAGES_DIR / page)
+
+
+def _keep_it(view, held: upload.Candidate) -> None:
+    if not upload.ingest_allowed():
+        st.caption(":material/lock: This server keeps uploads for your session only. Its operator can allow "
+                   "adding them to the shared leaderboard (`TIEBREAK_ALLOW_INGEST=1`, see the README).")
+        return
+    st.markdown("**Keep it.** This server allows adding uploaded runs to its data folder: the run becomes an "
+                "ordinary system that every visitor sees and links can share.")
+    if st.button("Add to the leaderboard", icon=":material/publish:", key="ev_ingest"):
+        try:
+            written = upload.ingest(held, view.data_dir)
+        except upload.UploadError as exc:
+            st.error(f"Not added — {hints.safe_text(str(exc))}", icon=":material/error:")
+            return
+        upload.forget()
+        st.success(f"Added as `{hints.safe_text(written)}`; it appears in every view within a few seconds.")
+
+
+render()

@@ -1,0 +1,433 @@
+"""A visitor's own run in the dashboard (issue 20): the limits of an upload, its evaluation in a child process,
+and the session's *candidate* that every view sees as one more system.
+
+**Where the candidate lives.** In the browser session's memory only (``st.session_state``): the uploaded
+bytes in Streamlit's upload manager while the file widget holds them, the evaluated per-query rows and a
+:meth:`evalcore.store.Store.with_overlay` view over the data folder. Nothing is written to the data folder or
+anywhere else; closing the tab or pressing *Remove* forgets it. ``ui/data.py`` asks :func:`session_overlay`
+in :func:`ui.data.snapshot`, so a view's questions are answered over the overlay (:func:`overlay_store`) and
+memoised in the session (:func:`memo`), never in the process-wide answer cache.
+
+**Evaluating untrusted bytes.** :func:`evaluate` hands the files to ``ui/upload_worker.py`` in a child
+process (niced, memory-capped, one thread, killed past :data:`LIMITS.seconds`), at most
+:data:`LIMITS.slots` at once per server process: a sixth visitor browses while five evaluate. A bad upload
+comes back as one line naming the file and line, shown as a message.
+
+**Keeping it.** Only when the server was started with ``TIEBREAK_ALLOW_INGEST=1`` (or ``streamlit run app.py
+-- --allow-ingest``) does the view offer *Add to the leaderboard*, which goes through ``evalcore ingest``'s
+path (atomic write, duplicate check under the folder's lock).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+LOG = logging.getLogger("tiebreak.app")
+APP_ROOT = Path(__file__).resolve().parent.parent
+SUFFIX = " (your run)"
+"""Appended to the visitor's name to make the candidate's system name: it stands out in every table, list and
+chart, and cannot be a shipped system's name."""
+NAME_CHARS = 60
+UPLOAD_TYPES = ("trec", "run", "txt", "tsv", "csv", "jsonl", "json", "parquet", "gz")
+SESSION_KEY = "_tb_candidate"
+_OVERLAY_KEY = "_tb_candidate_overlay"
+_MEMO_KEY = "_tb_candidate_answers"
+MEMO_ENTRIES = 64
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip().replace("_", "")
+    return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else default
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one upload may cost, said in the view. ``upload_mb`` is Streamlit's ``server.maxUploadSize`` (the
+    project's ``.streamlit/config.toml``; a deployment may lower it) and is enforced per file by Streamlit
+    before a byte reaches the page; the others are this module's (environment variables override them)."""
+
+    files: int = _env_int("TIEBREAK_UPLOAD_FILES", 32)
+    rows: int = _env_int("TIEBREAK_UPLOAD_ROWS", 3_000_000)
+    seconds: int = _env_int("TIEBREAK_UPLOAD_SECONDS", 120)
+    slots: int = _env_int("TIEBREAK_UPLOAD_SLOTS", max(1, (os.cpu_count() or 2) // 2))
+    queue_seconds: int = _env_int("TIEBREAK_UPLOAD_QUEUE_SECONDS", 90)
+
+    @property
+    def upload_mb(self) -> int:
+        import streamlit as st
+
+        return int(st.get_option("server.maxUploadSize"))
+
+    def sentence(self) -> str:
+        return (f"Limits: {self.upload_mb} MB per file, {self.files} files, {self.rows:,} run rows "
+                f"(one run per browser session: a new upload replaces it), {self.seconds} s of evaluation; "
+                f"{self.slots} evaluation(s) run at once on this server, others wait their turn.")
+
+
+LIMITS = Limits()
+STARTUP_SECONDS = 5
+"""Grace on top of :data:`LIMITS.seconds` for the child's start (imports) before it is killed: the engine's own
+clock (``TIEBREAK_MAX_CANDIDATE_SECONDS``) stops a slow evaluation from inside with a message first."""
+_slots = threading.BoundedSemaphore(LIMITS.slots)
+_waiting = 0
+_waiting_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the visitor says about the run: its name and the condition it was scored under."""
+
+    name: str
+    benchmark: str
+    setting: str
+    instruction: bool
+    precision: str = "fp32"
+
+    @property
+    def system(self) -> str:
+        return self.name + SUFFIX
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An evaluated upload held by one browser session."""
+
+    request: Request
+    rows: pa.Table = field(repr=False)  # per-query rows, the query_metrics contract
+    digest: str
+    files: tuple[str, ...]
+    run_rows: int
+    seconds: float
+    summary: dict = field(default_factory=dict)
+
+    @property
+    def system(self) -> str:
+        return self.request.system
+
+    def frame(self):
+        return self.rows.to_pandas()
+
+    def parquet_bytes(self) -> bytes:
+        import io
+
+        import pyarrow.parquet as pq
+
+        sink = io.BytesIO()
+        pq.write_table(self.rows, sink, compression="zstd")
+        return sink.getvalue()
+
+
+class UploadError(Exception):
+    """One line for the visitor: what was wrong with the upload (file and line when known)."""
+
+
+# -------------------------------------------------------------------------------------------- names
+def check_name(name: str) -> str:
+    """The visitor's name for the run, trimmed; UploadError when it cannot be a system name."""
+    name = " ".join((name or "").split())
+    if not name:
+        raise UploadError("give the run a name (e.g. the model's)")
+    if len(name) > NAME_CHARS:
+        raise UploadError(f"the name has {len(name)} characters; at most {NAME_CHARS}")
+    if not name.isprintable() or any(c in name for c in "`<>\\"):
+        raise UploadError("the name may hold letters, digits, spaces and punctuation other than ` < > \\")
+    return name
+
+
+# -------------------------------------------------------------------------------------------- the session
+def _session():
+    """``st.session_state`` when called from a script run of a browser session, else None (the warm start)."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        if get_script_run_ctx(suppress_warning=True) is None:
+            return None
+        import streamlit as st
+
+        return st.session_state
+    except Exception:
+        return None
+
+
+def candidate() -> Candidate | None:
+    """The session's evaluated upload, if any."""
+    state = _session()
+    return None if state is None else state.get(SESSION_KEY)
+
+
+def session_overlay() -> str:
+    """The digest of the session's candidate ('' for none): :func:`ui.data.snapshot` puts it in the snapshot."""
+    held = candidate()
+    return held.digest if held is not None else ""
+
+
+def forget() -> None:
+    """Drop the session's candidate, its overlay view and the answers about it."""
+    state = _session()
+    if state is not None:
+        for key in (SESSION_KEY, _OVERLAY_KEY, _MEMO_KEY):
+            state.pop(key, None)
+
+
+def memo() -> OrderedDict:
+    """The session's answers over its overlay (at most :data:`MEMO_ENTRIES`, oldest dropped first)."""
+    state = _session()
+    if state is None:
+        return OrderedDict()
+    return state.setdefault(_MEMO_KEY, OrderedDict())
+
+
+def remember(key, compute):
+    """``compute()`` memoised under ``key`` in the session's :func:`memo`."""
+    answers = memo()
+    if key in answers:
+        answers.move_to_end(key)
+        return answers[key]
+    value = compute()
+    answers[key] = value
+    while len(answers) > MEMO_ENTRIES:
+        answers.popitem(last=False)
+    return value
+
+
+def overlay_store(base, fingerprint: str, digest: str):
+    """The session's overlay view of ``base`` (a :class:`~evalcore.store.Store` whose loaded files have
+    ``fingerprint``), rebuilt when the folder changed. When the rebuilt view refuses the rows (someone
+    ingested the same system meanwhile) the candidate is dropped and the base store answers."""
+    state = _session()
+    held = candidate()
+    if state is None or held is None or held.digest != digest:
+        return base
+    kept = state.get(_OVERLAY_KEY)
+    if kept is not None and kept[0] == fingerprint and kept[1] == digest:
+        return kept[2]
+    try:
+        view = base.with_overlay(held.rows, name=f"your run {held.request.name!r}")
+    except Exception as exc:
+        LOG.info("candidate %r dropped: %s", held.system, exc)
+        forget()
+        return base
+    state[_OVERLAY_KEY] = (fingerprint, digest, view)
+    state.pop(_MEMO_KEY, None)
+    return view
+
+
+# -------------------------------------------------------------------------------------------- evaluation
+def _payload(request: Request, files: list[tuple[str, bytes]]) -> bytes:
+    header = {"request": {"benchmark": request.benchmark, "setting": request.setting,
+                          "instruction": request.instruction, "precision": request.precision,
+                          "system": request.system, "max_rows": LIMITS.rows},
+              "files": [[name, len(data)] for name, data in files]}
+    return json.dumps(header).encode() + b"\n" + b"".join(data for _, data in files)
+
+
+def _child_environment(data_dir: Path, scratch: str) -> dict:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("STREAMLIT_")}
+    env.update(TIEBREAK_DATA=str(data_dir), PYTHONPATH=str(APP_ROOT), TMPDIR=scratch,
+               TIEBREAK_MAX_INPUT_LINES=str(LIMITS.rows + 10_000), TIEBREAK_MAX_INPUT_BYTES=str(256 << 20),
+               TIEBREAK_MAX_QUERY_ROWS=str(LIMITS.rows), TIEBREAK_MAX_CANDIDATE_ROWS=str(LIMITS.rows),
+               TIEBREAK_MAX_CANDIDATE_BYTES=str(LIMITS.files * (LIMITS.upload_mb << 20)),
+               TIEBREAK_MAX_CANDIDATE_SECONDS=str(LIMITS.seconds))
+    return env
+
+
+SCRATCH_PARENTS = ("/dev/shm",)
+"""Where the child's private scratch folder goes when it can (memory, not disk): the engine's reader checks an
+upload as it checks a file, so each upload is a file there for the evaluation's duration; the folder is
+removed when the child ends, killed or not."""
+
+
+def _scratch_parent() -> str | None:
+    for parent in SCRATCH_PARENTS:
+        if os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK):
+            return parent
+    return None
+
+
+def waiting() -> int:
+    """Evaluations waiting for a slot on this server now."""
+    return _waiting
+
+
+def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path) -> tuple[dict, bytes]:
+    """Evaluate ``files`` in ``ui/upload_worker.py`` under the limits; (answer header, Arrow IPC body).
+    UploadError for a refusal, a busy server or a time-out."""
+    global _waiting
+    with _waiting_lock:
+        _waiting += 1
+    try:
+        got = _slots.acquire(timeout=LIMITS.queue_seconds)
+    finally:
+        with _waiting_lock:
+            _waiting -= 1
+    if not got:
+        raise UploadError(f"the server is busy evaluating other runs ({LIMITS.slots} at a time); "
+                          "try again in a minute")
+    import shutil
+    import tempfile
+
+    scratch = tempfile.mkdtemp(prefix="tiebreak-upload-", dir=_scratch_parent())
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "ui.upload_worker"], cwd=APP_ROOT,
+                                 env=_child_environment(data_dir, scratch), stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            out, err = child.communicate(_payload(request, files), timeout=LIMITS.seconds + STARTUP_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise UploadError(f"the evaluation took longer than {LIMITS.seconds} s (the dashboard's limit); "
+                              "evaluate it with the CLI (`evalcore leaderboard --candidate RUN`)") from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        _slots.release()
+    line, _, body = out.partition(b"\n")
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        LOG.error("upload worker exited %s without an answer: %s", child.returncode,
+                  err.decode(errors="replace")[-2000:])
+        raise UploadError("the evaluation stopped without an answer (the server log has the details)") from None
+    if not answer.get("ok"):
+        if answer.get("internal"):
+            LOG.error("upload worker: %s", answer.get("message"))
+        raise UploadError(str(answer.get("message") or "the upload could not be evaluated"))
+    return answer, body
+
+
+def evaluate(request: Request, files: list[tuple[str, bytes]], data_dir: Path, base) -> Candidate:
+    """Check, evaluate and hold ``files`` as the session's candidate (replacing any earlier one); the overlay
+    view over ``base`` (the data folder's store) must accept the rows. UploadError when anything is wrong;
+    then the session keeps what it had."""
+    if not files:
+        raise UploadError("choose at least one run file")
+    if len(files) > LIMITS.files:
+        raise UploadError(f"{len(files)} files; at most {LIMITS.files} (one per task, or one file with a "
+                          "task column)")
+    cap = LIMITS.upload_mb << 20
+    for name, data in files:
+        if len(data) > cap:
+            raise UploadError(f"{name}: {len(data):,} bytes; at most {LIMITS.upload_mb} MB per file")
+    started = time.perf_counter()
+    answer, body = run_child(request, files, data_dir)
+    rows = pa.ipc.open_stream(body).read_all()
+    seconds = time.perf_counter() - started
+    digest = hashlib.sha256(body + json.dumps(request.__dict__, sort_keys=True).encode()).hexdigest()[:16]
+    try:
+        base.with_overlay(rows, name=f"your run {request.name!r}")
+    except Exception as exc:  # an InputError naming the server's folder: say it without the path
+        message = str(exc).replace(str(base.data_dir), "the data folder")
+        raise UploadError(message) from None
+    held = Candidate(request=request, rows=rows, digest=digest, files=tuple(name for name, _ in files),
+                     run_rows=int(answer.get("run_rows", 0)), seconds=seconds,
+                     summary={k: v for k, v in answer.items() if k not in ("ok", "rows")})
+    state = _session()
+    if state is not None:
+        forget()
+        state[SESSION_KEY] = held
+    LOG.info("candidate %r evaluated: %d files, %d run rows, %d per-query rows in %.1f s", request.system,
+             len(files), held.run_rows, rows.num_rows, seconds)
+    return held
+
+
+# -------------------------------------------------------------------------------------------- keeping it
+def ingest_allowed(argv: list[str] | None = None, environ: dict | None = None) -> bool:
+    """True when the operator opted in: ``TIEBREAK_ALLOW_INGEST=1`` or ``--allow-ingest`` after
+    ``streamlit run app.py --``."""
+    environ = os.environ if environ is None else environ
+    if environ.get("TIEBREAK_ALLOW_INGEST", "").strip().lower() in ("1", "yes", "true", "on"):
+        return True
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--allow-ingest", action="store_true")
+    args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    return bool(args.allow_ingest)
+
+
+def file_stem(held: Candidate) -> str:
+    """A file name stem for the candidate's downloads: benchmark, setting, precision and a slug of the name."""
+    import re
+
+    slug = re.sub(r"[^A-Za-z0-9.+-]+", "_", held.request.name).strip("_")[:40] or "run"
+    req = held.request
+    return f"{req.benchmark}_{req.setting}_{req.precision}_{slug}"
+
+
+def ingest(held: Candidate, data_dir: Path) -> str:
+    """Write the candidate's rows into ``data_dir`` through ``evalcore ingest``'s path (atomic write and the
+    duplicate check under the folder's lock); the written file's name. UploadError when refused (the server
+    did not opt in, the rows are there already, the folder is not writable)."""
+    if not ingest_allowed():
+        raise UploadError("this server does not add uploads to its data folder")
+    from evalcore.errors import InputError
+    from evalcore.commands.ingest import ingest_rows
+
+    try:
+        written = ingest_rows(held.frame().assign(source="dashboard upload"), data_dir)
+    except InputError as exc:
+        raise UploadError(str(exc).replace(str(data_dir), "the data folder")) from None
+    LOG.info("candidate %r ingested into %s", held.system, written)
+    return Path(written).name
+
+
+def board_line(board, cond, held: Candidate | None = None) -> None:
+    """One line about the session's candidate on a board of ``cond``: its shared rank, its aggregate with the
+    tie range and interval — or where it was evaluated when that is another condition. Nothing without one."""
+    import math
+
+    import streamlit as st
+
+    held = held if held is not None else candidate()
+    if held is None:
+        return
+    req = held.request
+    same = (cond.benchmark, cond.setting, cond.precision) == (req.benchmark, req.setting, req.precision) \
+        and cond.instruction in (None, req.instruction)
+    name = _safe(held.system)
+    if not same:
+        st.info(f"Your run **{name}** was evaluated on {req.benchmark} · {req.setting} · "
+                f"{'with' if req.instruction else 'without'} instruction · {req.precision}; choose that in the "
+                "sidebar to see it here.", icon=":material/person:")
+        return
+    agg = board.ranked_by
+    mine = board.ranked[board.ranked["system"] == held.system]
+    if mine.empty:
+        unranked = board.incomplete[board.incomplete["system"] == held.system]
+        why = "it misses a task of this benchmark" if len(unranked) else "it has no result under this metric"
+        st.info(f"Your run **{name}** is not ranked here: {why}.", icon=":material/person:")
+        return
+    row = mine.iloc[0]
+
+    def number(column):
+        value = row.get(column)
+        return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+    st.success(f"Your run **{name}**: shared rank **{int(row['shared_rank'])}** of {len(board.ranked)} by "
+               f"{agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
+               f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
+               f"{number(agg + '_hi')}]); rank range {_rank_range(row)}.", icon=":material/person:")
+
+
+def _rank_range(row) -> str:
+    lo, hi = row.get("rank_lo"), row.get("rank_hi")
+    try:
+        return f"{int(lo)}–{int(hi)}" if int(lo) != int(hi) else f"{int(lo)}"
+    except (TypeError, ValueError):
+        return "not known"
+
+
+def _safe(text: str) -> str:
+    from ui.hints import safe_text
+
+    return safe_text(text)
