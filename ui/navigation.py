@@ -62,7 +62,6 @@ PAGES = (
     PageSpec("mcr-vs-full.py", "MCR vs full", ":material/scatter_plot:"),
     PageSpec("compare.py", "Compare", ":material/compare_arrows:"),
     PageSpec("evaluate.py", "Evaluate your run", ":material/upload_file:"),
-    PageSpec("evaluate.py", "Evaluate your run", ":material/upload_file:"),
 )
 GLOSSARY = GLOSSARY_PATH
 """The Glossary's URL path: a page of the frame after :data:`PAGES` (definitions, no data of its own)."""
