@@ -109,7 +109,8 @@ def systems_table() -> str:
     }
     for key in PLAN_ORDER:
         spec = rr.SYSTEMS[key]
-        precisions = ", ".join(f"`{p}` ({spec.kind(p)})" for p in spec.precisions)
+        precisions = ", ".join(f"`{p}` ({spec.kind(p)}" + ("; left out this round" if (key, p) in LEFT_OUT else "")
+                               + ")" for p in spec.precisions)
         lines.append(f"| `{spec.name}` | {what[key]} | {precisions} |")
     return "\n".join(lines)
 
