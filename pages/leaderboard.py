@@ -6,7 +6,7 @@ import html
 import streamlit as st
 
 from ui import board as boards
-from ui import charts, data, glossary, hints, state, tables
+from ui import charts, data, glossary, hints, state, tables, upload
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, and **R2MED "
@@ -34,6 +34,7 @@ def render() -> None:
     board = data.leaderboard(view.data, cond, systems=view.systems,
                              aggregate=boards.aggregate_for(order, cond.benchmark))
     hints.condition_line(view)
+    upload.board_line(board, cond)  # the visitor's own run (Evaluate your run), if this session holds one
     if board.ranked.empty and board.incomplete.empty:
         hints.explain_missing(
             "No results for this combination.",

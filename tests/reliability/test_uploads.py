@@ -267,9 +267,19 @@ def test_a_good_upload_joins_this_sessions_views_only(page, folder):
     lines = [s.value for s in at.success]
     assert any("shared rank" in line and "mini (your run)" in line for line in lines), lines
     assert "Add to the leaderboard" not in [b.label for b in at.button]  # no opt-in: no way to keep it
-    at.switch_page(os.path.relpath(PAGES_DIR / "leaderboard.py", MAIN_SCRIPT.parent)).run()
+    at.button(key="ev_go_board").click().run()  # "Show in the Leaderboard": its condition, this session
+    assert [t.value for t in at.title] == ["Leaderboard"] and not at.exception
+    assert any("Your run" in line and "shared rank" in line for line in [s.value for s in at.success])
     shown = [str(cell) for frame in at.dataframe for cell in frame.value.values.ravel()]
     assert any("mini (your run)" in cell for cell in shown)
+    at.switch_page(os.path.relpath(PAGES_DIR / "ties-and-precision.py", MAIN_SCRIPT.parent)).run()
+    shown = [str(cell) for frame in at.dataframe for cell in frame.value.values.ravel()]
+    assert any("mini (your run)" in cell for cell in shown), "its tie statistics"
+    at.switch_page(os.path.relpath(PAGES_DIR / "evaluate.py", MAIN_SCRIPT.parent)).run()
+    at.button(key="ev_go_compare").click().run()  # "Compare with the top system"
+    assert [t.value for t in at.title] == ["Compare"] and not at.exception
+    assert "mini (your run)" in at.multiselect(key="sys").value
+    assert any("mini (your run)" in m.label for m in at.metric)
     other = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120).run()  # another visitor
     cells = [str(cell) for frame in other.dataframe for cell in frame.value.values.ravel()]
     assert cells and not any("(your run)" in cell for cell in cells)
