@@ -173,35 +173,59 @@ def export_tasks(data_dir: str | Path, benchmark: str, setting: str, out_dir: st
     of them exists; each file is written atomically, and on a failure the files already written are removed."""
     from evalcore.formats import atomic_path
 
-    inputs = task_inputs(data_dir, benchmark, setting)
+    files = export_files(data_dir, benchmark, setting)
     out = Path(out_dir)
-    targets = [out / task / name for task in inputs.tasks for name in EXPORT_FILES]
-    for target in targets:
+    for relative in files:
+        target = out / relative
         if target.exists() or target.is_symlink():
             raise OutputError("exists already: tasks export never overwrites a file (choose a new --out folder)",
                               target)
     written: list[Path] = []
     try:
-        for task in inputs.tasks:
-            queries = inputs.queries[inputs.queries["task"] == task]
-            if inputs.setting == "mcr":
-                candidates = inputs.candidates[inputs.candidates["task"] == task][["qid", "docid", "text"]]
-            else:
-                candidates = inputs.documents[inputs.documents["task"] == task][["docid", "text"]]
-            for name, frame in (("queries.jsonl", queries[["qid", "text", "instruction"]]),
-                                ("candidates.jsonl", candidates)):
-                target = out / task / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with atomic_path(target, f"exported {name}") as temporary:
-                    with open(temporary, "w", encoding="utf-8") as handle:
-                        for record in frame.to_dict(orient="records"):
-                            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-                written.append(target)
+        for relative, data in files.items():
+            target = out / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(target, f"exported {target.name}") as temporary:
+                temporary.write_bytes(data)
+            written.append(target)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
         raise
     return written
+
+
+def export_files(data_dir: str | Path, benchmark: str, setting: str) -> dict[str, bytes]:
+    """What :func:`export_tasks` writes, in memory: ``"<task>/queries.jsonl"`` / ``"<task>/candidates.jsonl"``
+    -> UTF-8 JSON lines (one object per line, ``\\n`` ends)."""
+    inputs = task_inputs(data_dir, benchmark, setting)
+    files: dict[str, bytes] = {}
+    for task in inputs.tasks:
+        queries = inputs.queries[inputs.queries["task"] == task][["qid", "text", "instruction"]]
+        if inputs.setting == "mcr":
+            candidates = inputs.candidates[inputs.candidates["task"] == task][["qid", "docid", "text"]]
+        else:
+            candidates = inputs.documents[inputs.documents["task"] == task][["docid", "text"]]
+        for name, frame in (("queries.jsonl", queries), ("candidates.jsonl", candidates)):
+            files[f"{task}/{name}"] = "".join(json.dumps(record, ensure_ascii=False) + "\n"
+                                              for record in frame.to_dict(orient="records")).encode("utf-8")
+    return files
+
+
+def export_zip(data_dir: str | Path, benchmark: str, setting: str) -> bytes:
+    """:func:`export_files` as one zip archive (deflated; fixed timestamps, so the same inputs give the same
+    bytes), for a download: ``<benchmark>-<setting>/<task>/queries.jsonl`` ..."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for relative, data in export_files(data_dir, benchmark, setting).items():
+            info = zipfile.ZipInfo(f"{benchmark}-{setting}/{relative}", date_time=(2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
 
 
 # -- 2. reading a candidate --------------------------------------------------------------------------------
@@ -220,9 +244,64 @@ def _is_table_file(file_name: str) -> bool:
     return name.endswith(TABLE_SUFFIXES)
 
 
-def _files_of(source: Source, limit: float) -> tuple[list[tuple[str, Path]], tempfile.TemporaryDirectory | None]:
-    """(shown name, readable path) of each file of the candidate; uploaded bytes go to a private temporary
-    folder (removed by the caller) so the format readers, which read paths, check them as they check files."""
+class _Uploads:
+    """Uploaded files as readable paths for the format readers, which read paths: each one an anonymous
+    in-memory file (Linux ``memfd_create``: ``/proc/self/fd/N``, nothing on disk; a gzip upload is gunzipped in
+    memory, within the byte bound), else a private temporary folder. :meth:`close` releases them."""
+
+    def __init__(self) -> None:
+        self.descriptors: list[int] = []
+        self.scratch: tempfile.TemporaryDirectory | None = None
+
+    def add(self, index: int, shown: str, data: bytes) -> Path:
+        if hasattr(os, "memfd_create") and Path("/proc/self/fd").is_dir():
+            descriptor = os.memfd_create(f"evalcore-candidate-{index}", getattr(os, "MFD_CLOEXEC", 0))
+            self.descriptors.append(descriptor)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view):]
+            return Path(f"/proc/self/fd/{descriptor}")
+        if self.scratch is None:
+            self.scratch = tempfile.TemporaryDirectory(prefix="evalcore-candidate-")
+        folder = Path(self.scratch.name) / str(index)
+        folder.mkdir()
+        target = folder / "upload"
+        target.write_bytes(data)
+        return target
+
+    def close(self) -> None:
+        for descriptor in self.descriptors:
+            os.close(descriptor)
+        self.descriptors = []
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzipped(data: bytes, shown: str, limit: float) -> bytes:
+    """A gzip upload decompressed in memory, stopped past ``limit`` bytes (a decompression bomb)."""
+    import zlib
+
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = decompressor.decompress(data, int(limit) + 1)
+        if len(out) > limit or decompressor.unconsumed_tail:
+            raise InputError(f"too large: more than {limit:,.0f} bytes once decompressed ({UPLOAD_BYTES.variable})",
+                             shown)
+        out += decompressor.flush()
+    except zlib.error as exc:
+        raise InputError(f"cannot read file (not a complete gzip file: {exc})", shown) from None
+    if not decompressor.eof:
+        raise InputError("cannot read file (a truncated gzip file)", shown)
+    return out
+
+
+def _files_of(source: Source, limit: float) -> tuple[list[tuple[str, Path]], _Uploads | None]:
+    """(shown name, readable path) of each file of the candidate; uploaded bytes become in-memory files
+    (:class:`_Uploads`, released by the caller) so the format readers check them as they check files."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.exists():
@@ -244,18 +323,16 @@ def _files_of(source: Source, limit: float) -> tuple[list[tuple[str, Path]], tem
         if total > limit:
             raise InputError(f"too large: the candidate's files hold more than {limit:,.0f} bytes "
                              f"({UPLOAD_BYTES.variable})", Path(str(name)).name)
-    scratch = tempfile.TemporaryDirectory(prefix="evalcore-candidate-")
+    scratch = _Uploads()
     files = []
     try:
         for index, (name, data) in enumerate(uploads):
             shown = Path(str(name)).name or f"upload-{index}"
-            folder = Path(scratch.name) / str(index)
-            folder.mkdir()
-            target = folder / shown
-            target.write_bytes(data)
-            files.append((shown, target))
+            if bytes(data[:2]) == _GZIP_MAGIC:
+                data = _gunzipped(bytes(data), shown, limit)
+            files.append((shown, scratch.add(index, shown, bytes(data))))
     except BaseException:
-        scratch.cleanup()
+        scratch.close()
         raise
     return files, scratch
 
@@ -267,12 +344,29 @@ def _renamed(exc: InputError, real: Path, shown: str) -> InputError:
     return InputError(str(exc).replace(str(real), shown))
 
 
-def _read_columns(path: Path, with_task: bool):
+def _format_of(path: Path, shown: str) -> str:
+    """The run format of ``path``, as the engine detects it from the name ``shown`` (the user's file name:
+    an upload's path has none) and the first bytes: parquet by its magic, else the name's extension, else
+    sniffed."""
+    from evalcore import formats
+
+    if Path(shown).name == path.name:
+        return formats.detect_run_format(path)
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    name = shown[:-3] if shown.lower().endswith(".gz") else shown
+    by_extension = formats._EXTENSION_FORMATS.get(Path(name).suffix.lower())
+    if head.startswith(formats._PARQUET_MAGIC):
+        return "parquet"
+    return by_extension or formats.detect_run_format(path)
+
+
+def _read_columns(path: Path, shown: str, with_task: bool):
     """(run table qid/docid/score, task column or None, line numbers) of one file, checked by the engine's
     readers (formats): column count, ids, finite scores, encoding, size."""
     from evalcore import formats
 
-    fmt = formats.detect_run_format(path)
+    fmt = _format_of(path, shown)
     if not with_task:
         run, numbers = formats._read_run_columns(path, fmt)
         return run, None, numbers
@@ -329,7 +423,7 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
     ``source``: a folder of per-task run files, one table file with a ``task`` column, or uploaded files as
     ``[(file name, bytes), ...]`` (one table with a task column, or one file per task). Every problem is one
     :class:`InputError` naming the file (its name as given) and line. Nothing is written (uploads are read
-    from a private temporary folder, removed before returning)."""
+    from anonymous in-memory files, released before returning)."""
     from evalcore import formats
 
     byte_limit, row_limit = UPLOAD_BYTES.value(), RUN_ROWS.value()
@@ -346,7 +440,7 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
                         raise InputError(f"not a run named by a task of {inputs.benchmark} (expected files "
                                          f"{', '.join(t + '.trec' for t in inputs.tasks[:2])}, …) nor a table "
                                          "with a task column (.parquet, .csv, .tsv, .jsonl)", path)
-                    run, task_column, numbers = _read_columns(path, with_task=True)
+                    run, task_column, numbers = _read_columns(path, shown, with_task=True)
                     pieces = _split_by_task(run, task_column, numbers, inputs, path)
                 else:
                     task = _task_of(shown)
@@ -356,7 +450,7 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
                     if task in runs:
                         raise InputError(f"a second run of task {task} (the first: {Path(shown_of[task]).name})",
                                          path)
-                    run, _, numbers = _read_columns(path, with_task=False)
+                    run, _, numbers = _read_columns(path, shown, with_task=False)
                     pieces = {task: (run, numbers)}
                 for task, (run, numbers) in pieces.items():
                     rows += run.num_rows
@@ -378,7 +472,7 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
         return CandidateRun(inputs.benchmark, inputs.setting, {t: runs[t] for t in inputs.tasks}, shown_of)
     finally:
         if scratch is not None:
-            scratch.cleanup()
+            scratch.close()
 
 
 def _split_by_task(run: pa.Table, task_column: pa.Array, numbers, inputs: TaskInputs, path: Path) -> dict:

@@ -96,6 +96,20 @@ def test_export_never_overwrites_and_writes_nothing_when_one_file_exists(data: P
     assert listing(out) == before and (out / "Beta" / "candidates.jsonl").read_text() == "mine\n"
 
 
+def test_export_in_memory_and_as_a_zip_hold_the_bytes_written(data: Path, tmp_path: Path):
+    import io
+    import zipfile
+
+    written = candidate.export_tasks(data, "rar-b", "mcr", tmp_path / "x")
+    on_disk = {p.relative_to(tmp_path / "x").as_posix(): p.read_bytes() for p in written}
+    assert candidate.export_files(data, "rar-b", "mcr") == on_disk
+    archive = candidate.export_zip(data, "rar-b", "mcr")
+    with zipfile.ZipFile(io.BytesIO(archive)) as opened:
+        assert {name.split("/", 1)[1]: opened.read(name) for name in opened.namelist()} == on_disk
+        assert all(name.startswith("rar-b-mcr/") for name in opened.namelist())
+    assert candidate.export_zip(data, "rar-b", "mcr") == archive  # the same inputs, the same bytes
+
+
 def test_task_inputs_say_what_is_missing(tmp_path: Path, data: Path):
     with pytest.raises(InputError, match=r"queries\.parquet: no shipped task inputs for benchmark 'r2med'"):
         candidate.task_inputs(data, "r2med", "mcr")
@@ -205,6 +219,29 @@ def test_limits_on_bytes_and_rows(mcr, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("TIEBREAK_MAX_CANDIDATE_ROWS", "-3")
     with pytest.raises(InputError, match="TIEBREAK_MAX_CANDIDATE_ROWS must be a positive number"):
         candidate.read_candidate(valid_folder(tmp_path / "s"), mcr)
+
+
+def test_uploads_never_touch_the_file_system(mcr, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("an upload was written to the file system")
+
+    for name in ("TemporaryDirectory", "mkstemp", "mkdtemp", "NamedTemporaryFile"):
+        monkeypatch.setattr(tempfile, name, refuse)
+    monkeypatch.setattr(Path, "write_bytes", refuse)
+    uploads = [("Alpha.trec.gz", gzip.compress(ALPHA.encode())), ("Beta.trec", trec(BETA_ROWS).encode())]
+    assert candidate.read_candidate(uploads, mcr).n_rows == sum(TASKS.values()) * CANDIDATES
+    with pytest.raises(InputError, match=r"^Beta\.trec:2: "):
+        candidate.read_candidate([uploads[0], ("Beta.trec", beta_with(2, "q00000 Q0 c001 2 inf x").encode())], mcr)
+
+
+def test_gzip_uploads_are_bounded_and_a_broken_one_is_one_line(mcr, monkeypatch):
+    monkeypatch.setenv("TIEBREAK_MAX_CANDIDATE_BYTES", str(1 << 20))
+    bomb = gzip.compress(b"q00000 Q0 c000 1 1.0 x\n" * 200_000)  # 4.6 MB once decompressed, 20 kB sent
+    with pytest.raises(InputError, match=r"^Alpha\.trec\.gz: too large: more than 1,048,576 bytes once decompressed"):
+        candidate.read_candidate([("Alpha.trec.gz", bomb), ("Beta.trec", b"")], mcr)
+    cut = gzip.compress(ALPHA.encode())[:-12]
+    with pytest.raises(InputError, match=r"^Alpha\.trec\.gz: cannot read file"):
+        candidate.read_candidate([("Alpha.trec.gz", cut), ("Beta.trec", trec(BETA_ROWS).encode())], mcr)
 
 
 def test_reading_uploads_leaves_no_temporary_files(mcr, monkeypatch, tmp_path: Path):
