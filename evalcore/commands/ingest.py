@@ -181,16 +181,12 @@ def _refuse_duplicates(store, args: argparse.Namespace, metrics: list[str], inst
 
 
 def run(args: argparse.Namespace) -> int:
-    import uuid
-
     from evalcore.commands._options import metrics_option, tie_policy_option
     from evalcore.engine import evaluate
     from evalcore.errors import InputError
-    from evalcore import importers
-    from evalcore.outputs import check_output_folder, writing
+    from evalcore.outputs import check_output_folder
     from evalcore.schema import QUERY_METRICS
-    from evalcore.outputs import sweep_temporaries
-    from evalcore.store import Store, data_dir, derived
+    from evalcore.store import Store, data_dir
 
     for name in ("system", "benchmark", "task", "precision"):
         if not getattr(args, name).strip():
@@ -212,12 +208,46 @@ def run(args: argparse.Namespace) -> int:
         system=args.system, benchmark=args.benchmark, task=args.task, setting=args.setting,
         instruction=instruction, precision=args.precision, tie_policy=args.tie_policy, source=args.source,
     )[list(QUERY_METRICS)]
-    name = "_".join(_slug(v) for v in (args.benchmark, args.task, args.system, args.setting, args.precision))
-    out = Path(store.data_dir) / "ingested" / f"{name}_{uuid.uuid4().hex[:8]}.parquet"
-    with writing(out, "ingested results"), ingest_lock(out.parent):
-        store.reload()  # what landed while this run was evaluated
-        _refuse_duplicates(store, args, metrics, instruction)
-        derived.write_with_sums(out, lambda temporary: importers.write_compact_table(frame, temporary))  # + sums
-    sweep_temporaries(out.parent)  # what killed ingests left there earlier
+    out = _write_ingested(store, frame, lambda current: _refuse_duplicates(current, args, metrics, instruction))
     print(f"ingest: {per_query['qid'].nunique()} queries × {len(metrics)} metrics → {out}")
     return 0
+
+
+def ingest_rows(rows, data_dir, name: str = "candidate") -> Path:
+    """Add per-query rows already evaluated (a DataFrame with the ``query_metrics`` columns, e.g.
+    :func:`evalcore.candidate.evaluate_candidate`'s) to ``<data_dir>/ingested/`` through the path of
+    ``evalcore ingest``: checked as a per-query file is, refused (one-line InputError naming ``name``) when they
+    repeat a (system, condition, task, metric) the folder holds — before, and again under the ingest lock right
+    before the atomic write of the file and its derived sums. Returns the file written."""
+    from evalcore.outputs import check_output_folder
+    from evalcore.schema import QUERY_METRICS
+    from evalcore.store import Store, data_dir as resolve
+
+    folder = resolve(data_dir)
+    check_output_folder(folder, "data folder")
+    store = Store(folder)
+    frame = rows[list(QUERY_METRICS)]
+    store.with_overlay(frame, name=name)  # the checks and the repeat check, before any write
+    return _write_ingested(store, frame, lambda current: current.with_overlay(frame, name=name))
+
+
+def _write_ingested(store, frame, refuse) -> Path:
+    """Write ``frame`` as a new file of ``<data>/ingested/`` (+ its derived sums) atomically, under the ingest
+    lock, after ``refuse(store)`` passed again on the reloaded store (what landed meanwhile)."""
+    import uuid
+
+    from evalcore import importers
+    from evalcore.outputs import sweep_temporaries, writing
+    from evalcore.store import derived
+
+    tasks = frame["task"].unique()
+    parts = (frame["benchmark"].iloc[0], tasks[0] if len(tasks) == 1 else f"{len(tasks)}tasks",
+             frame["system"].iloc[0], frame["setting"].iloc[0], frame["precision"].iloc[0])
+    name = "_".join(_slug(str(v)) for v in parts)
+    out = Path(store.data_dir) / "ingested" / f"{name}_{uuid.uuid4().hex[:8]}.parquet"
+    with writing(out, "ingested results"), ingest_lock(out.parent):
+        store.reload()  # what landed while the rows were evaluated
+        refuse(store)
+        derived.write_with_sums(out, lambda temporary: importers.write_compact_table(frame, temporary))  # + sums
+    sweep_temporaries(out.parent)  # what killed ingests left there earlier
+    return out
