@@ -218,6 +218,22 @@ def test_at_least_seven_systems_have_fp32_and_bf16(task: str) -> None:
     assert len(both) >= 7, both
 
 
+
+@pytest.mark.parametrize(("setting", "metric"), [("mcr", "p@1"), ("full-pooled", "ndcg@10")])
+def test_the_rank_flips_question_ranks_at_least_seven_systems_per_task(setting: str, metric: str) -> None:
+    """What the Rank flips view asks for fp32 -> bf16, per task and both instruction states: the store ranks at
+    least seven systems (complete under both precisions), whatever else the data folder holds."""
+    from evalcore.store import Condition, Store
+
+    store = Store(SHIPPED.parent)
+    for instruction in (False, True):
+        a, b = (Condition(benchmark="rar-b", metric=metric, setting=setting, instruction=instruction, precision=p,
+                          tie_policy="docid-desc") for p in ("fp32", "bf16"))
+        for task in TASKS:
+            flips = store.rank_flips(a, b, tasks=[task])
+            assert flips.tasks == [task] and len(flips.ranks) >= 7, (task, instruction, list(flips.ranks["system"]))
+
+
 # ------------------------------------------------------------------------------ re-runs from the packages
 RERUN_QUERIES = 40
 # system key -> (modules it needs, precisions to re-run, how closely the re-run must match the shipped rows)
