@@ -13,7 +13,7 @@ Notices never echo a rejected value (it could be markup or a 10 kB string); they
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -63,6 +63,7 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     # Rank flips
     Param("flip_a", "precision of condition A"),
     Param("flip_b", "precision of condition B"),
+    Param("flip_task", "rank by G (default) or one task's score"),
     # MCR vs full
     Param("mcr_metric", "metric of the MCR setting"),
     Param("mcr_task", "task shown in the scatter (or all)"),
@@ -70,6 +71,8 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     Param("sys", "systems to compare, 2 to 4 (repeatable)", repeatable=True),
     Param("task", "task for the per-query drill-down and paired test"),
     Param("diff_only", "drill-down shows only queries that differ: 1 | 0"),
+    Param("values", "per-query values compared: expected (tie-aware, default) | oblivious"),
+    Param("qid", "the query shown in full in the drill-down"),
 )}
 
 _LOADED = "_url_loaded"
@@ -79,6 +82,8 @@ _NOTICE_PAGE = "_url_notice_page"
 _CURRENT = "_url_current"
 _PAGE = "_url_page"  # the page this run draws
 _DRAWN_ON = "_url_drawn_on"  # key -> the page its widget was last drawn on
+_WISH = "_url_wish"  # key -> the value the visitor chose (URL or widget), kept while a view cannot show it
+_MOVED = "_url_moved"  # key -> (wanted, shown) for this run: a control showed another value than the wish
 
 
 def screen_query_params(raw: Mapping[str, Sequence[str]]) -> tuple[dict[str, list[str]], list[str]]:
@@ -143,6 +148,7 @@ def begin_run(page_id: str) -> None:
         state[_NOTICES] = []  # notices belong to the view the URL opened; leaving it clears them
         state[_NOTICE_PAGE] = page_id
     state[_CURRENT] = {}
+    state[_MOVED] = {}
     state[_PAGE] = page_id
 
 
@@ -186,19 +192,51 @@ def _keep(key: str) -> None:
     drawn_on[key] = page
 
 
-def _pick_start(key: str, options: Sequence[str], default: str | None) -> None:
-    """Put a valid value into ``session_state[key]`` before the widget is created."""
+def wish(key: str):
+    """The value the visitor chose for ``key`` (in the URL or a widget), or None when they never chose one."""
+    return st.session_state.get(_WISH, {}).get(key)
+
+
+def set_wish(key: str, value) -> None:
+    """Choose ``value`` for ``key`` as the visitor would (a button's callback, e.g. a quick pick): the bound
+    control shows it from the next run on wherever it is an option."""
+    st.session_state.setdefault(_WISH, {})[key] = value
+
+
+def moved() -> dict[str, tuple]:
+    """Controls of this run that show another value than the visitor's wish: key -> (wanted, shown)."""
+    return dict(st.session_state.get(_MOVED, {}))
+
+
+def _remember(key: str) -> None:
+    """``on_change`` of a bound widget: the visitor's choice becomes the key's wish."""
+    value = st.session_state.get(key)
+    st.session_state.setdefault(_WISH, {})[key] = list(value) if isinstance(value, list) else value
+
+
+def _wish_from_url(key: str, acceptable: Callable[[str], bool], count: int) -> None:
+    """The URL's value for ``key`` (once per session) becomes its wish when ``acceptable``; else a notice."""
+    wanted = _take_pending(key)
+    if wanted is None:
+        return
+    if acceptable(wanted[0]):
+        st.session_state.setdefault(_WISH, {})[key] = wanted[0]
+    else:
+        notice(f"`{key}`: the value in the URL is not one of the {count} choices here; showing the default instead.")
+
+
+def keep_url_wish(key: str, values: Collection[str]) -> None:
+    """For a control a view does not draw: the URL's value for ``key`` (one of ``values``) is kept as the
+    visitor's wish for the views that draw it, without a notice; anything else gets the usual notice."""
+    _wish_from_url(key, lambda v: v in values, len(values))
+
+
+def _show(key: str, value) -> None:
+    """Put ``value`` into ``session_state[key]`` before the widget is created (only when it differs: a value set
+    through the API is sent to the browser again)."""
     state = st.session_state
-    if key not in state:
-        wanted = _take_pending(key)
-        if wanted is not None:
-            if wanted[0] in options:
-                state[key] = wanted[0]
-            else:
-                notice(f"`{key}`: the value in the URL is not one of the {len(options)} choices here; "
-                       f"showing the default instead.")
-    if state.get(key) not in options:
-        state[key] = default if default in options else options[0]
+    if key not in state or state[key] != value:
+        state[key] = value
     _keep(key)
 
 
@@ -213,18 +251,43 @@ def select(
     format_func: Callable[[str], str] = str,
     help: str | None = None,
     always: bool = True,
+    elsewhere: Collection[str] = (),
+    nearest: Callable[[str], str] | None = None,
+    single_as_text: bool = False,
 ) -> str | None:
-    """A single-choice control (selectbox / horizontal radio) bound to URL key ``key``."""
+    """A single-choice control (selectbox / horizontal radio) bound to URL key ``key``.
+
+    It shows the visitor's wish (:func:`wish`: the URL's value or the last choice in the widget) when that is
+    an option, else ``nearest(wish)`` (default: ``default``), and keeps the wish for views that can show it:
+    a control whose options depend on the view or on other controls does not lose a choice by passing through
+    a view without it. ``elsewhere`` are values that exist but are not options here: a URL value among them is
+    kept as the wish instead of being refused with a notice. ``single_as_text``: one option is shown as text,
+    not as a control offering no choice.
+    """
     where = where or st
     options = list(options)
     if not options:
         _take_pending(key)
         return None
-    _pick_start(key, options, default)
-    if widget == "radio":
-        value = where.radio(label, options, key=key, format_func=format_func, help=help, horizontal=True)
+    _wish_from_url(key, lambda v: v in options or v in elsewhere, len(options))
+    wanted = wish(key)
+    if wanted in options:
+        value = wanted
     else:
-        value = where.selectbox(label, options, key=key, format_func=format_func, help=help)
+        value = nearest(wanted) if (nearest is not None and wanted is not None) else default
+        value = value if value in options else (default if default in options else options[0])
+        if wanted is not None:
+            st.session_state.setdefault(_MOVED, {})[key] = (wanted, value)
+    if single_as_text and len(options) == 1:
+        where.markdown(f"**{label}:** {format_func(value)}", help=help)
+    else:
+        _show(key, value)
+        if widget == "radio":
+            value = where.radio(label, options, key=key, format_func=format_func, help=help, horizontal=True,
+                                on_change=_remember, args=(key,))
+        else:
+            value = where.selectbox(label, options, key=key, format_func=format_func, help=help,
+                                    on_change=_remember, args=(key,))
     _record(key, value, default, always)
     return value
 
@@ -241,29 +304,34 @@ def multiselect(
     help: str | None = None,
     placeholder: str | None = None,
     always: bool = False,
+    min_kept: int = 0,
 ) -> list[str]:
-    """A multi-choice control bound to a repeatable URL key."""
+    """A multi-choice control bound to a repeatable URL key. It shows the visitor's wish (:func:`wish`) minus
+    what is not an option here; when fewer than ``min_kept`` of the wish remain, it shows ``default`` and keeps
+    the wish for when its values are options again."""
     where = where or st
     options = list(options)
     state = st.session_state
-    if key not in state:
-        wanted = _take_pending(key)
-        if wanted is not None:
-            valid = [v for v in dict.fromkeys(wanted) if v in options]
-            if len(valid) < len(wanted):
-                notice(f"`{key}`: {len(wanted) - len(valid)} value(s) in the URL are not available here; ignored.")
-            if max_selections and len(valid) > max_selections:
-                notice(f"`{key}`: at most {max_selections} values; kept the first {max_selections}.")
-                valid = valid[:max_selections]
-            state[key] = valid
-        else:
-            state[key] = [v for v in default if v in options]
-    kept = [v for v in state[key] if v in options]
-    if kept != state[key]:
-        state[key] = kept
-    _keep(key)
-    value = where.multiselect(label, options, key=key, max_selections=max_selections,
-                              format_func=format_func, help=help, placeholder=placeholder)
+    wanted = _take_pending(key)
+    if wanted is not None:
+        valid = [v for v in dict.fromkeys(wanted) if v in options]
+        if len(valid) < len(wanted):
+            notice(f"`{key}`: {len(wanted) - len(valid)} value(s) in the URL are not available here; ignored.")
+        if max_selections and len(valid) > max_selections:
+            notice(f"`{key}`: at most {max_selections} values; kept the first {max_selections}.")
+            valid = valid[:max_selections]
+        state.setdefault(_WISH, {})[key] = valid
+    chosen = wish(key)
+    value = [v for v in default if v in options]
+    if chosen is not None:
+        kept = [v for v in chosen if v in options]
+        if len(kept) >= min_kept:
+            value = kept
+        if kept != chosen:
+            state.setdefault(_MOVED, {})[key] = (list(chosen), value)
+    _show(key, value)
+    value = where.multiselect(label, options, key=key, max_selections=max_selections, format_func=format_func,
+                              help=help, placeholder=placeholder, on_change=_remember, args=(key,))
     _record(key, list(value), list(default), always)
     return list(value)
 
