@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -53,14 +54,17 @@ class View:
 
 
 def options_for(conditions: pd.DataFrame, column: str, **equal) -> list:
-    """The values of ``column`` among the conditions whose other columns equal ``equal`` (None = any)."""
+    """The values of ``column`` among the conditions whose other columns equal ``equal`` (None = any). Plain
+    numpy over the columns: every rerun asks this ~5 times, and pandas' per-operation overhead made it ~5 ms
+    of each run (bench/RESULTS.md § Capacity)."""
     if conditions.empty or column not in conditions:
         return []
-    mask = pd.Series(True, index=conditions.index)
+    mask = np.ones(len(conditions), dtype=bool)
     for name, value in equal.items():
         if value is not None and name in conditions:
-            mask &= conditions[name] == value
-    return sorted(conditions.loc[mask, column].dropna().unique().tolist(), key=str)
+            mask &= conditions[name].to_numpy(dtype=object, na_value=None) == value
+    values = conditions[column].to_numpy(dtype=object, na_value=None)[mask]
+    return sorted({value for value in values.tolist() if value is not None and value == value}, key=str)
 
 
 def preferred(options: Sequence[str], *choices: str) -> str | None:
