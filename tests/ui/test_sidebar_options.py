@@ -1,0 +1,55 @@
+"""The sidebar's option lists (ui.sidebar.options_for), asked ~5 times on every rerun and so computed with plain
+numpy instead of pandas operations (issue 23: cheaper reruns), give exactly what the pandas definition gives:
+on the shipped data's conditions for every combination of earlier choices, and on a frame with missing values,
+booleans and numbers."""
+import itertools
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from evalcore.store import Store
+from ui import sidebar
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def reference(conditions: pd.DataFrame, column: str, **equal) -> list:
+    """The definition, in pandas: the values of ``column`` where every given column equals its value."""
+    if conditions.empty or column not in conditions:
+        return []
+    mask = pd.Series(True, index=conditions.index)
+    for name, value in equal.items():
+        if value is not None and name in conditions:
+            mask &= conditions[name] == value
+    return sorted(conditions.loc[mask, column].dropna().unique().tolist(), key=str)
+
+
+def test_every_choice_on_the_shipped_conditions():
+    conditions = Store(ROOT / "data").facets()["conditions"]
+    asked = 0
+    for bench in [None, *conditions["benchmark"].unique()]:
+        for setting in [None, *conditions["setting"].unique()]:
+            for metric in [None, "ndcg@10", "p@1", "no-such-metric"]:
+                for instruction in (None, True, False):
+                    for column in ("setting", "metric", "instruction", "precision", "tie_policy", "missing"):
+                        equal = dict(benchmark=bench, setting=setting, metric=metric, instruction=instruction)
+                        got = sidebar.options_for(conditions, column, **equal)
+                        assert got == reference(conditions, column, **equal), (column, equal)
+                        asked += 1
+    assert asked > 500
+
+
+def test_missing_values_booleans_and_numbers():
+    frame = pd.DataFrame({
+        "benchmark": ["a", "a", "a", "b", None, "a"],
+        "instruction": pd.Series([True, False, None, True, False, True], dtype=object),
+        "precision": ["fp32", None, "bf16", "fp32", "int8", "bf16"],
+        "k": [10.0, math.nan, 5.0, 10.0, 1.0, 5.0],
+    })
+    for column, bench, instruction in itertools.product(("precision", "k", "instruction", "benchmark"),
+                                                        (None, "a", "b", "zz"), (None, True, False)):
+        equal = dict(benchmark=bench, instruction=instruction)
+        assert sidebar.options_for(frame, column, **equal) == reference(frame, column, **equal), (column, equal)
+    assert sidebar.options_for(frame, "precision", benchmark="a") == ["bf16", "fp32"]
+    assert sidebar.options_for(pd.DataFrame(), "precision") == []
