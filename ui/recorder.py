@@ -133,6 +133,8 @@ def _table(arguments: Mapping) -> snapshot.Table | None:
         css = _styler_css(styler, data)
     if isinstance(data, pd.Series):
         data = data.to_frame()
+    elif data is not None and not isinstance(data, pd.DataFrame):
+        data = pd.DataFrame(data)  # a list of records, a dict of columns, an array: what st.dataframe takes
     if not isinstance(data, pd.DataFrame):
         return None
     return snapshot.Table(data, dict(arguments.get("column_config") or {}), arguments.get("column_order"),
@@ -167,17 +169,18 @@ def condition_of(params: Mapping) -> tuple[str, list[tuple[str, str]]]:
 
     settings = [(CONDITION_KEYS.get(key, key), ", ".join(value) if isinstance(value, list) else str(value))
                 for key, value in params.items() if key != "ties"]  # the tie policy has its own line
-    if not all(one(key) for key in ("bench", "setting", "metric", "prec", "ties")):
+    if not all(one(key) for key in ("bench", "setting", "metric", "ties")):
         return "", settings
     cond = Condition(one("bench"), one("metric"), one("setting"), sidebar.INSTRUCTION_CHOICES.get(one("instr")),
                      one("prec"), one("ties"))
+    skip = () if one("prec") else ("precision",)  # views over several precisions (Rank flips, Ties & precision)
 
     class _View:  # describe_condition reads only .cond
         pass
 
     view = _View()
     view.cond = cond
-    return hints.describe_condition(view), settings
+    return hints.describe_condition(view, skip), settings
 
 
 def file_name(url_path: str, params: Mapping) -> str:
