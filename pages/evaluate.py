@@ -38,7 +38,10 @@ def render() -> None:
     st.subheader("1 · Get the inputs")
     left, right = st.columns([1, 2])
     benchmark = left.selectbox("Benchmark", benchmarks, key="ev_bench", format_func=_benchmark_name)
-    setting = right.radio("Setting", list(SETTINGS), key="ev_setting", format_func=SETTINGS.get, horizontal=True,
+    settings = list(SETTINGS)
+    shown = view.cond.setting if view.cond.setting in settings else settings[0]  # the sidebar's, where it can
+    setting = right.radio("Setting", settings, index=settings.index(shown), key="ev_setting",
+                          format_func=SETTINGS.get, horizontal=True,
                           help="MCR: rank each query's own few candidates. Full (pooled): rank the task's whole "
                                "pool of documents for every query.")
     _inputs_download(view.data_dir, benchmark, setting)
