@@ -167,7 +167,10 @@ def condition_of(params: Mapping) -> tuple[str, list[tuple[str, str]]]:
         value = params.get(key)
         return value[0] if isinstance(value, list) and value else value
 
-    settings = [(CONDITION_KEYS.get(key, key), ", ".join(value) if isinstance(value, list) else str(value))
+    words = {"bench": {"rar-b": "RAR-b", "r2med": "R2MED"}, "setting": sidebar.SETTING_LABELS,
+             "instr": sidebar.INSTRUCTION_LABELS}
+    settings = [(CONDITION_KEYS.get(key, key),
+                 ", ".join(value) if isinstance(value, list) else str(words.get(key, {}).get(value, value)))
                 for key, value in params.items() if key != "ties"]  # the tie policy has its own line
     if not all(one(key) for key in ("bench", "setting", "metric", "ties")):
         return "", settings

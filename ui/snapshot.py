@@ -228,6 +228,18 @@ def figure_json(figure) -> dict:
     return json.loads(plotly.io.to_json(figure, validate=False))
 
 
+def _with_room_for_labels(layout: dict) -> dict:
+    """The layout with every axis's margin grown to fit its tick labels (``automargin``, which Streamlit's
+    theme turns on in the live view: a page's narrow margins would cut long system names off)."""
+    layout = dict(layout)
+    axes = [k for k in layout if re.fullmatch(r"[xy]axis\d*", k)] or ["xaxis", "yaxis"]
+    for key in axes:
+        axis = dict(layout.get(key) or {})
+        axis.setdefault("automargin", True)
+        layout[key] = axis
+    return layout
+
+
 def plotly_script() -> str:
     """plotly.js as shipped with the installed plotly package (its version matches the figures' schema)."""
     from plotly.offline import get_plotlyjs
@@ -246,7 +258,7 @@ h1{font-size:1.9rem;margin:0 0 0.4rem}h2{font-size:1.3rem;margin:1.6rem 0 0.5rem
 .tb-condition{font-size:0.95rem;color:#334155;margin:0.2rem 0 0.6rem}
 .tb-metrics{display:flex;flex-wrap:wrap;gap:0.6rem 2rem;margin:0.8rem 0}
 .tb-metric .tb-label{font-size:0.85rem;color:#475569}.tb-metric .tb-value{font-size:1.6rem}
-.tb-table{overflow-x:auto;margin:0.4rem 0 1rem}
+.tb-table{overflow:auto;max-height:36rem;margin:0.4rem 0 1rem;border:1px solid #e2e8f0}
 table{border-collapse:collapse;font-size:0.85rem}
 th,td{border:1px solid #e2e8f0;padding:0.2rem 0.5rem;text-align:left;white-space:nowrap}
 thead th{background:#f1f5f9;position:sticky;top:0}
@@ -313,7 +325,7 @@ def build(snapshot: Snapshot) -> str:
             figures += 1
             div = f"tb-figure-{figures}"
             spec = figure_json(part.figure)
-            layout = spec.get("layout") or {}
+            layout = _with_room_for_labels(spec.get("layout") or {})
             height = layout.get("height") if isinstance(layout.get("height"), (int, float)) else 450
             body.append(f'<div class="tb-figure" id="{div}" data-tb="figure" style="height:{int(height)}px"></div>')
             scripts.append(f"Plotly.newPlot({json.dumps(div)},{script_json(spec.get('data') or [])},"
