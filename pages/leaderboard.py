@@ -41,7 +41,7 @@ def render() -> None:
             "Pick another setting, metric, instruction or precision in the sidebar, or add results for it:",
             hints.ingest_hint(view))
         return
-    pointer = boards.per_query_pointer(data.coverage(view.data), cond, board)
+    pointer = boards.pointer_for(view.data, cond, board)
     kinds = boards.kinds_of(data.precision_kinds(view.data), cond)
     if board.ranked.empty:
         st.warning(f"No system has results for every task of this benchmark, so none can be ranked by "

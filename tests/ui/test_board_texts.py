@@ -45,3 +45,24 @@ def test_columns_absent_read_as_unknown():
     rows = pd.DataFrame({"combined_lo": [0.1], "combined_hi": [0.2]})
     assert boards.interval_texts(rows, "mean").tolist() == [boards.interval_text(rows.iloc[0], "mean")]
     assert boards.ranks_texts(rows).tolist() == ["not known"]
+
+
+def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
+    """The Leaderboard's per-query pointer is remembered per snapshot and condition (issue 23); it must be the
+    one computed from that snapshot's coverage, for conditions with and without per-query results."""
+    from pathlib import Path
+
+    from evalcore.store import Condition
+    from ui import data
+
+    snap = data.snapshot(Path(__file__).resolve().parents[2] / "data")
+    conditions = [Condition("rar-b", instruction=None), Condition("r2med", instruction=None),
+                  Condition("rar-b", metric="p@1", setting="mcr", instruction=None)]
+    pointers = set()
+    for cond in conditions:
+        board = data.leaderboard(snap, cond, bootstrap=0)
+        expected = boards.per_query_pointer(data.coverage(snap), cond, board)
+        assert boards.pointer_for(snap, cond, board) == expected
+        assert boards.pointer_for(snap, cond, board) == expected  # remembered
+        pointers.add(expected)
+    assert len(pointers) >= 2 and any(p.cond is not None for p in pointers)
