@@ -2,8 +2,6 @@
 tie-aware, beside the shipped systems, in every view, for this browser session only (issue 20)."""
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 
 import streamlit as st
@@ -83,19 +81,10 @@ def _benchmarks_with_tasks(data_dir: Path) -> list[str]:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _inputs_zip(data_dir: str, versions: tuple, benchmark: str, setting: str) -> bytes:
-    """The ``evalcore tasks export`` folder as a zip, built once per version of the shipped task files."""
-    import tempfile
+    """The ``evalcore tasks export`` files as a zip, built once per version of the shipped task files."""
+    from evalcore.candidate import export_zip
 
-    from evalcore.candidate import export_tasks
-
-    with tempfile.TemporaryDirectory(prefix="tiebreak-export-") as scratch:
-        out = Path(scratch) / f"{benchmark}-{setting}"
-        written = export_tasks(data_dir, benchmark, setting, out)
-        sink = io.BytesIO()
-        with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-            for path in written:
-                archive.write(path, path.relative_to(scratch).as_posix())
-    return sink.getvalue()
+    return export_zip(data_dir, benchmark, setting)
 
 
 def _inputs_download(data_dir: Path, benchmark: str, setting: str) -> None:

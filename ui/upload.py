@@ -244,8 +244,8 @@ def _child_environment(data_dir: Path, scratch: str) -> dict:
 
 
 SCRATCH_PARENTS = ("/dev/shm",)
-"""Where the child's private scratch folder goes when it can (memory, not disk): the engine's reader checks an
-upload as it checks a file, so each upload is a file there for the evaluation's duration; the folder is
+"""Where the child's private temporary folder (its TMPDIR) goes when it can: memory, not disk. The engine reads
+each upload from an anonymous in-memory file (``memfd``) and needs the folder only where that is missing; it is
 removed when the child ends, killed or not."""
 
 
@@ -374,7 +374,8 @@ def ingest(held: Candidate, data_dir: Path) -> str:
     from evalcore.commands.ingest import ingest_rows
 
     try:
-        written = ingest_rows(held.frame().assign(source="dashboard upload"), data_dir)
+        rows = held.frame().assign(system=held.request.name, source="dashboard upload")  # an ordinary system now
+        written = ingest_rows(rows, data_dir, name=f"your run {held.request.name!r}")
     except InputError as exc:
         raise UploadError(str(exc).replace(str(data_dir), "the data folder")) from None
     LOG.info("candidate %r ingested into %s", held.system, written)

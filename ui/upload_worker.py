@@ -3,8 +3,9 @@
 An upload is untrusted: it is parsed here, in a process of its own — niced, with a memory cap, one thread,
 killed by the parent when it runs past the evaluation time limit — so a hostile file costs the dashboard's
 server process nothing but a wait. The engine's reader (:func:`evalcore.candidate.read_candidate`) checks each upload as it
-checks a file, in a private scratch folder the parent creates in memory (``/dev/shm`` where it exists) and
-removes when this process ends; every message names the upload as the visitor named it.
+checks a file, read from an anonymous in-memory file (``memfd``); this process's TMPDIR is a private folder the
+parent creates (in ``/dev/shm`` where it exists) and removes when this process ends. Every message names the
+upload as the visitor named it.
 
 Protocol (binary, over the pipes): the parent writes one JSON line — ``{"request": {...}, "files": [[name,
 size], ...]}`` — then the files' bytes one after the other, and closes stdin. The child answers one JSON

@@ -233,7 +233,9 @@ def page(monkeypatch, folder):
 
     monkeypatch.setattr(streamlit, "file_uploader", file_uploader)
 
-    def _open(files=(), name="mini"):
+    def _open(files=(), name="mini", data_dir=None):
+        if data_dir is not None:
+            monkeypatch.setenv("TIEBREAK_DATA", str(data_dir))
         held[:] = [FakeUpload(n, d) for n, d in files]
         at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
         at.switch_page(os.path.relpath(PAGES_DIR / "evaluate.py", MAIN_SCRIPT.parent))
@@ -300,3 +302,41 @@ def test_the_view_states_its_limits_and_the_upload_cap_is_configured():
     sentence = upload.LIMITS.sentence()
     for number in (f"{upload.LIMITS.rows:,}", f"{upload.LIMITS.seconds} s", f"{upload.LIMITS.files} files"):
         assert number in sentence
+
+
+def test_keeping_a_run_needs_the_operators_opt_in_and_goes_through_ingest(page, monkeypatch, tmp_path):
+    """Without TIEBREAK_ALLOW_INGEST the view offers no way to keep an upload and upload.ingest refuses with
+    nothing written; with it, "Add to the leaderboard" writes one ingested file (+ its derived sums) holding the
+    rows under the visitor's name, and the same run again is refused as a duplicate, writing nothing."""
+    import pandas as pd
+
+    from evalcore.store import Store
+
+    folder = upload_data.write_two_tasks(tmp_path / "data")  # this test writes: a folder of its own
+    monkeypatch.delenv("TIEBREAK_ALLOW_INGEST", raising=False)
+    before = upload_data.folder_state(folder)
+    held = upload.evaluate(request("kept"), [good("WinoGrande"), good("ARCChallenge")], folder, Store(folder))
+    with pytest.raises(upload.UploadError):
+        upload.ingest(held, folder)
+    assert upload_data.folder_state(folder) == before
+
+    monkeypatch.setenv("TIEBREAK_ALLOW_INGEST", "1")
+    at = page([good("WinoGrande"), good("ARCChallenge")], name="kept", data_dir=folder)
+    at.button(key="ev_ingest").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Added as" in s.value for s in at.success)
+    after = upload_data.folder_state(folder)
+    added = sorted(set(after) - set(before))
+    assert len(added) == 2 and added[0].startswith("ingested/_derived/") and added[1].startswith("ingested/")
+    assert all(after[name] == before[name] for name in before)  # nothing else changed
+    written = pd.read_parquet(folder / added[1])
+    assert set(written["system"]) == {"kept"} and len(written) == held.rows.num_rows
+    key = ["task", "qid", "metric", "tie_policy"]
+    merged = written.merge(held.frame(), on=key, suffixes=("", "_held"), validate="one_to_one")
+    assert (merged["expected"] == merged["expected_held"]).all() and (merged["min"] == merged["min_held"]).all()
+
+    at = page([good("WinoGrande"), good("ARCChallenge")], name="kept", data_dir=folder)  # the same run, again
+    at.button(key="ev_ingest").click().run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "already in the data folder" in errors[0] and str(folder) not in errors[0], errors
+    assert upload_data.folder_state(folder) == after
