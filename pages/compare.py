@@ -6,16 +6,20 @@ from itertools import combinations
 import plotly.express as px
 import streamlit as st
 
-from ui import charts, data, hints, sidebar, state, tables
+from ui import charts, data, drilldown, hints, sidebar, state, tables
 
+TITLE = "Compare"
 MAX_SYSTEMS = 4
+# soft: a first visit opens where two systems have per-query results; a condition the visitor chose stays
+NEED = sidebar.Need("two systems with per-query results", sidebar.rows_with_two_systems_with_query_data, soft=True)
+VALUES = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
 
 
 def render() -> None:
-    view = hints.page_top("Compare", (
+    view = hints.page_top(TITLE, (
         "Put two to four systems side by side: their score on every task, the individual queries where they "
         "differ (and whether a tie decided it), and a paired randomization test of whether the difference is more "
-        "than query-sampling noise."))
+        "than query-sampling noise."), need=NEED)
     if view is None:
         return
     hints.condition_line(view)
@@ -32,7 +36,9 @@ def render() -> None:
     preferred = [s for s in candidates if s in with_queries]
     default = preferred[:2] if len(preferred) >= 2 else candidates[:2]  # show the per-query views when possible
     chosen = state.multiselect("sys", f"Systems (2 to {MAX_SYSTEMS})", candidates, default,
-                               max_selections=MAX_SYSTEMS, placeholder="pick systems", always=True)
+                               max_selections=MAX_SYSTEMS, placeholder="pick systems", always=True, min_kept=2,
+                               help="Your choice is kept when you change the condition: systems without results "
+                                    "under it are left out until they have some again.")
     if len(chosen) < 2:
         st.info("Pick at least two systems to compare.")
         return
@@ -46,16 +52,40 @@ def render() -> None:
     st.divider()
     st.subheader("Per query")
     if not tasks_with_queries:
-        hints.explain_missing(
-            "None of these systems has per-query results under this condition (published task scores only).",
-            "Per-query drill-down and the paired test need per-query values. Evaluate the runs and ingest them:",
-            hints.ingest_hint(view))
+        st.markdown("These systems have task-level scores only under this condition (published results carry no "
+                    "per-query values), so there is no per-query comparison here.")
+        _offer_per_query_condition(view)
         return
-    left, right = st.columns([2, 1])
+    left, mid, right = st.columns([2, 2, 1.4])
     task = state.select("task", "Task", tasks_with_queries, tasks_with_queries[0], where=left)
-    diff_only = state.flag("diff_only", "Only queries where they differ", True, where=right)
-    _drill_down(view, chosen, task, diff_only)
-    _paired_tests(view, chosen, task)
+    value = state.select("values", "Compare values", list(VALUES), "expected", where=mid, widget="radio",
+                         always=False, format_func=VALUES.get, help=(
+                             "Expected: the tie-aware mean over every ordering of tied documents (default). "
+                             "Oblivious: the value a tie-oblivious evaluator reports under the sidebar's tie "
+                             "policy."))
+    diff_only = state.flag("diff_only", "Only differing queries", True, where=right,
+                           help="Only the queries where the systems' values differ.")
+    rows = data.query_diff(view.data, chosen, view.cond, task, value=value)
+    if rows.empty:
+        st.markdown(f"No query of {hints.safe_text(task)} has per-query results for all of "
+                    f"{', '.join(hints.safe_text(s) for s in chosen)}.")
+        return
+    texts = data.task_texts(view.data, view.cond.benchmark, task)
+    table = drilldown.query_table(rows, chosen, texts, value, diff_only, task)
+    drilldown.query_detail(rows, chosen, texts, view.cond.setting, table["qid"].tolist())
+    _paired_tests(view, chosen, task, value)
+
+
+def _offer_per_query_condition(view: sidebar.View) -> None:
+    """A button to the nearest setting where these systems could be compared per query (no dead end)."""
+    coverage = data.coverage(view.data)
+    good = sidebar.rows_with_two_systems_with_query_data(coverage)
+    good = good[good["benchmark"] == view.cond.benchmark]
+    if good.empty:
+        return
+    setting = sidebar.nearest("setting", view.cond.setting, sorted(good["setting"].unique()))
+    st.button(f"Compare per query under {sidebar.SETTING_LABELS.get(setting, setting)}", on_click=state.set_wish,
+              args=("setting", setting), icon=":material/swap_horiz:")
 
 
 def _per_task(per_task, chosen: list[str]) -> None:
@@ -71,36 +101,18 @@ def _per_task(per_task, chosen: list[str]) -> None:
                  column_config={"task": "Task", **{s: tables.number(s) for s in chosen}})
 
 
-def _drill_down(view: sidebar.View, chosen: list[str], task: str, diff_only: bool) -> None:
-    rows = data.query_diff(view.data, chosen, view.cond, task)
-    if rows.empty:
-        st.info(f"No query of {task} has per-query results for all of {', '.join(chosen)}.")
-        return
-    values = rows.pivot(index="qid", columns="system", values="oblivious").reindex(columns=chosen)
-    tied = rows.pivot(index="qid", columns="system", values="tied_at_cutoff").reindex(columns=chosen)
-    per_qid = rows.groupby("qid")[["spread", "differs"]].first()
-    table = values.join(tied.add_suffix(" tied"), how="left").join(per_qid).reset_index()
-    differing = int(per_qid["differs"].sum())
-    st.markdown(f"**{differing} of {len(per_qid)}** queries of {task} score differently across these systems "
-                "(oblivious values). A ✓ in a *tied* column means that system had a tie straddling the cutoff on "
-                "that query, so its score there depended on tie-breaking.")
-    if diff_only:
-        table = table[table["differs"]]
-    table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
-    config = {"qid": "Query", "spread": tables.number("Spread", help="max − min across the systems")}
-    config.update({s: tables.number(s) for s in chosen})
-    config.update({f"{s} tied": st.column_config.CheckboxColumn(f"{s} tied") for s in chosen})
-    st.dataframe(table, hide_index=True, width="stretch", column_config=config, height=min(420, 36 * len(table) + 40))
-
-
-def _paired_tests(view: sidebar.View, chosen: list[str], task: str) -> None:
+def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) -> None:
     st.subheader("Paired randomization test")
-    st.markdown(f"For each pair, on the queries of **{task}** both systems answered: the mean difference of "
-                "their oblivious scores and a two-sided sign-flip p-value (10,000 resamples). A small p-value "
-                "means the gap is unlikely to be query-sampling noise.")
+    st.markdown(f"For each pair, on the queries of **{hints.safe_text(task)}** both systems answered: the mean "
+                f"difference of their **{VALUES[value]}** per-query values and a two-sided sign-flip p-value "
+                "(10,000 resamples). A small p-value means the gap is unlikely to be query-sampling noise."
+                + (" Expected values do not depend on how ties were broken, so a tie-prone system is not "
+                   "helped or hurt by the tie policy here." if value == "expected" else
+                   " Oblivious values carry the tie policy's luck: a tie-prone system's differences are partly "
+                   "tie-breaking."))
     results = []
     for a, b in combinations(chosen, 2):
-        test = data.paired_test(view.data, a, b, view.cond, task=task)
+        test = data.paired_test(view.data, a, b, view.cond, task=task, value=value)
         if test is None:
             results.append({"system_a": a, "system_b": b, "mean_diff": None, "p_value": None, "n_queries": 0,
                             "note": "no shared per-query data"})
@@ -109,7 +121,7 @@ def _paired_tests(view: sidebar.View, chosen: list[str], task: str) -> None:
                             "p_value": test.p_value, "n_queries": test.n_queries, "note": ""})
     st.dataframe(results, hide_index=True, width="stretch", column_config={
         "system_a": "System A", "system_b": "System B",
-        "mean_diff": st.column_config.NumberColumn("Mean A − B", format="%+.4f"),
+        "mean_diff": st.column_config.NumberColumn(f"Mean A − B ({value})", format="%+.4f"),
         "p_value": tables.number("p-value"), "n_queries": tables.number("Paired queries", 0), "note": "Note"})
 
 

@@ -4,17 +4,22 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from ui import charts, data, hints, tables
+from ui import charts, data, hints, sidebar, tables
+
+TITLE = "Instructions"
+NEED = sidebar.Need("results with and without instruction for the same system",
+                    sidebar.rows_with_both_instructions, ignores=("instruction",),
+                    ignored_text={"instruction": "with and without (compared on this page)"})
 
 
 def render() -> None:
-    view = hints.page_top("Instructions", (
+    view = hints.page_top(TITLE, (
         "RAR-b asks whether retrievers can follow an instruction prefixed to the query. This page shows the gap "
         "**with − without** instruction for each system and task (blue: the instruction helps, red: it hurts) and "
-        "the same gap in G."))
+        "the same gap in G."), need=NEED)
     if view is None:
         return
-    hints.condition_line(view, skip=("instruction",), note=" (the instruction control does not apply here)")
+    hints.condition_line(view, skip=("instruction",), note=" · with and without instruction")
     gap = data.instruction_gap(view.data, view.cond, systems=view.systems)
     if gap.per_task.empty:
         hints.explain_missing(
@@ -26,9 +31,14 @@ def render() -> None:
     per_system = gap.per_system.sort_values("gap", ascending=False, kind="stable").reset_index(drop=True)
     cols = st.columns(3)
     cols[0].metric("Systems with both", f"{len(per_system)}")
-    best = per_system.iloc[0]
-    cols[1].metric("Largest gap in G", f"{best['gap']:+.4f}", help="The largest with − without difference in G.")
-    cols[2].metric("… for", str(best["system"]))
+    best, worst = per_system.iloc[0], per_system.iloc[-1]
+    if best["gap"] > 0:
+        cols[1].metric("Helps most", f"{best['gap']:+.4f}", help="The largest with − without difference in G.")
+        cols[1].caption(hints.safe_text(best["system"]))
+    else:
+        cols[1].metric("Helps most", "none", help="No system's G is higher with the instruction.")
+    cols[2].metric("Hurts most", f"{worst['gap']:+.4f}", help="The smallest with − without difference in G.")
+    cols[2].caption(hints.safe_text(worst["system"]))
 
     st.subheader("Gap per system and task")
     heat = gap.per_task.pivot(index="system", columns="task", values="gap")
@@ -41,8 +51,9 @@ def render() -> None:
     charts.draw(fig)
 
     st.subheader("Gap in G")
+    g_span = charts.symmetric_span(per_system["gap"])
     bars = px.bar(per_system, x="gap", y="system", orientation="h", color="gap", color_continuous_scale="RdBu",
-                  range_color=(-span, span), labels=dict(gap="G with − G without", system=""))
+                  range_color=(-g_span, g_span), labels=dict(gap="G with − G without", system=""))
     bars.update_layout(height=max(260, 28 * len(per_system) + 80), margin=dict(l=10, r=10, t=20, b=10),
                        yaxis=dict(autorange="reversed"), coloraxis_showscale=False)
     charts.draw(bars)

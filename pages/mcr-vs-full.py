@@ -9,34 +9,35 @@ import streamlit as st
 
 from ui import charts, data, hints, sidebar, state, tables
 
+TITLE = "MCR vs full"
+NEED = sidebar.Need("full and multiple-choice (MCR) results for the same system", sidebar.rows_with_both_settings)
+
 
 def render() -> None:
-    view = hints.page_top("MCR vs full", (
+    view = hints.page_top(TITLE, (
         "RAR-b evaluates each task two ways: **full retrieval** over the whole corpus and **multiple-choice "
         "retrieval (MCR)** among a handful of candidates. Each dot is one system on one task; dots above the "
-        "diagonal do better at choosing than at finding."))
+        "diagonal do better at choosing than at finding."), need=NEED)
     if view is None:
         return
     conditions = view.conditions()
     mcr_metrics = sidebar.options_for(conditions, "metric", benchmark=view.cond.benchmark, setting="mcr")
-    settings = sidebar.options_for(conditions, "setting", benchmark=view.cond.benchmark)
-    # the full side: the sidebar's full setting, else our pooled-candidate runs (which have MCR twins)
-    full_setting = view.cond.setting if view.cond.setting != "mcr" else (
-        "full-pooled" if "full-pooled" in settings else "full")
-    full_metrics = sidebar.options_for(conditions, "metric", benchmark=view.cond.benchmark, setting=full_setting)
-    if not mcr_metrics or not full_metrics:
-        missing = "multiple-choice (MCR)" if not mcr_metrics else "full-retrieval"
+    # the full side is the sidebar's setting: the need offers only full settings with MCR twins
+    full_setting = view.cond.setting if view.cond.setting != "mcr" else "full-pooled"
+    if not mcr_metrics or view.need_unmet:
+        missing = "multiple-choice (MCR)" if not mcr_metrics else "full and MCR results for the same system"
         hints.explain_missing(
-            f"{view.cond.benchmark} has no {missing} results.",
+            f"This data folder has no {missing}.",
             "This view pairs each system's full-retrieval and MCR scores on the same task. Ingest the missing "
             "setting (for MCR, a run over each question's candidates; accuracy is p@1):",
-            hints.ingest_hint(view, setting="mcr" if not mcr_metrics else "full"))
+            hints.ingest_hint(view, setting="mcr"))
         return
-    full_metric = view.cond.metric if view.cond.metric in full_metrics else full_metrics[0]
+    full_metric = view.cond.metric
     left, right = st.columns(2)
     mcr_metric = state.select("mcr_metric", "MCR metric", mcr_metrics, "p@1" if "p@1" in mcr_metrics else None,
                               where=left, help="p@1 is RAR-b's MCR accuracy.")
-    task = state.select("mcr_task", "Task", ["all"] + view.tasks, "all", where=right, always=False,
+    tasks = view.tasks_with_results()
+    task = state.select("mcr_task", "Task", ["all"] + tasks, "all", where=right, always=False,
                         format_func=lambda t: "all tasks" if t == "all" else t)
     hints.condition_line(view, skip=("setting", "metric"), note=(
         f" · {sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric} · MCR: {mcr_metric}"))
@@ -46,15 +47,19 @@ def render() -> None:
     if per_task.empty:
         hints.explain_missing(
             "No system has both full and MCR results under this condition" + ("" if task == "all" else f" on {task}") + ".",
-            "Try 'as published' instructions or another precision, or ingest the missing setting:",
+            _advice(view) + " Or ingest the missing setting:",
             hints.ingest_hint(view, setting="mcr"))
         return
     cols = st.columns(3)
     cols[0].metric("Systems with both", f"{len(gap.per_system)}")
     cols[1].metric("System × task points", f"{len(per_task)}")
     cols[2].metric("Tasks", f"{per_task['task'].nunique()}")
-    fig = px.scatter(per_task, x="a", y="b", color="task", hover_name="system", color_discrete_sequence=charts.PALETTE,
-                     labels=dict(a=gap.label_a, b=gap.label_b), hover_data={"gap": ":+.4f"})
+    label_a = f"{sidebar.SETTING_LABELS.get(full_setting, full_setting)} ({full_metric})"
+    label_b = f"MCR ({mcr_metric})"
+    # a symbol as well as a colour per task: more tasks than clearly distinct colours
+    fig = px.scatter(per_task, x="a", y="b", color="task", symbol="task", hover_name="system",
+                     color_discrete_sequence=charts.PALETTE, labels=dict(a=label_a, b=label_b),
+                     hover_data={"gap": ":+.4f"})
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="MCR = full",
                              line=dict(color="#94a3b8", dash="dash")))
     fig.update_layout(height=520, margin=dict(l=10, r=10, t=20, b=10),
@@ -62,12 +67,35 @@ def render() -> None:
     charts.draw(fig)
 
     st.subheader("In G (over the tasks both settings share)")
+    _zero_factors(gap, label_a, label_b)
     st.dataframe(gap.per_system.sort_values("G_b", ascending=False, kind="stable"), hide_index=True,
                  width="stretch", column_config={
-                     "system": "System", "G_a": tables.number(f"G {gap.label_a}"),
-                     "G_b": tables.number(f"G {gap.label_b}"),
+                     "system": "System", "G_a": tables.number(f"G {label_a}"),
+                     "G_b": tables.number(f"G {label_b}"),
                      "gap": st.column_config.NumberColumn("MCR − full", format="%+.4f"),
                      "n_tasks": tables.number("Tasks", 0)})
+
+
+def _advice(view: sidebar.View) -> str:
+    """What to try when a task has no pairs — never the choice already made (issue 18: it advised 'as
+    published' while 'as published' was selected)."""
+    tips = []
+    if view.cond.instruction is not None:
+        tips.append("'as published' instructions")
+    tips.append("another precision or task")
+    return "Try " + " or ".join(tips) + " in the sidebar."
+
+
+def _zero_factors(gap, label_a: str, label_b: str) -> None:
+    """G is a geometric mean: one task at 0 makes it 0 whatever the other tasks score. Name those tasks."""
+    for side, label in (("a", label_a), ("b", label_b)):
+        zeros = gap.per_task[gap.per_task[side] == 0]
+        if zeros.empty:
+            continue
+        listed = "; ".join(f"**{hints.safe_text(system)}** ({', '.join(sorted(rows['task']))})"
+                           for system, rows in zeros.groupby("system"))
+        st.warning(f"G {hints.safe_text(label)} is **0** where a task scores 0 — a zero factor of the geometric "
+                   f"mean, whatever the other tasks score: {listed}.", icon=":material/exposure_zero:")
 
 
 render()

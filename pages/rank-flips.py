@@ -8,84 +8,128 @@ import streamlit as st
 
 from ui import charts, data, hints, sidebar, state, tables
 
-PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"))
+TITLE = "Rank flips"
+PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"), ("fp32", "int8"), ("fp32", "binary"))
+NEED = sidebar.Need("runs at two precisions", sidebar.rows_with_two_precisions, ignores=("precision",),
+                    ignored_text={"precision": "the two compared below"})
+KIND_DASH = {"inference": "solid", "storage": "dash", "native": "dot"}
+KIND_WORDS = {"inference": "run at", "storage": "stored at", "native": "as produced,"}
 
 
 def render() -> None:
-    view = hints.page_top("Rank flips", (
+    view = hints.page_top(TITLE, (
         "Two conditions, same systems, same tasks: if the leaderboard order changes when only the numeric "
         "precision changes, the ranking was decided by rounding and tie-breaking rather than by the models. "
         "Kendall τ summarises agreement (1 = same order); overlapping [G_min, G_max] intervals mark pairs that "
-        "ties alone cannot separate."))
+        "ties alone cannot separate."), need=NEED)
     if view is None:
         return
     precisions = sidebar.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
                                      setting=view.cond.setting, metric=view.cond.metric)
-    hints.condition_line(view, skip=("precision",), note=" (the precision control does not apply here)")
+    hints.condition_line(view, skip=("precision",), note=" · the two precisions below")
     if len(precisions) < 2:
         hints.explain_missing(
-            f"Only one precision ({', '.join(precisions) or 'none'}) has results for this benchmark and metric.",
+            f"Only one precision ({', '.join(precisions) or 'none'}) has results in this data folder.",
             "A rank flip compares two precisions. Evaluate the same runs at another precision (e.g. re-score with "
             "`python -m evalcore simulate`) and ingest them:",
             hints.ingest_hint(view, precision="bf16"))
         return
+    label = lambda p: sidebar.precision_label(view.data, view.conditions(), {  # noqa: E731
+        "benchmark": view.cond.benchmark, "setting": view.cond.setting}, p)
     presets = [p for p in PRESETS if p[0] in precisions and p[1] in precisions]
     if presets:
         cols = st.columns(len(presets) + 1)
         cols[0].markdown("Quick pick:")
         for col, (a, b) in zip(cols[1:], presets):
             col.button(f"{a} → {b}", on_click=_set_pair, args=(a, b), key=f"preset_{a}_{b}", width="stretch")
-    left, right = st.columns(2)
+    left, mid, right = st.columns([1, 1, 1])
     default_a, default_b = presets[0] if presets else (precisions[0], precisions[1])
-    prec_a = state.select("flip_a", "Condition A: precision", precisions, default_a, where=left)
-    prec_b = state.select("flip_b", "Condition B: precision", precisions, default_b, where=right)
+    prec_a = state.select("flip_a", "Condition A: precision", precisions, default_a, where=left, format_func=label)
+    prec_b = state.select("flip_b", "Condition B: precision", precisions, default_b, where=mid, format_func=label)
+    scope = state.select("flip_task", "Ranked by", ["G"] + view.tasks_with_results(any_precision=True), "G", where=right, always=False,
+                         format_func=lambda t: "G over the shared tasks" if t == "G" else f"{t} alone",
+                         help="G over every task both precisions share, or one task's score alone.")
     if prec_a == prec_b:
         st.info("Pick two different precisions to compare.")
         return
     flips = data.rank_flips(view.data, replace(view.cond, precision=prec_a), replace(view.cond, precision=prec_b),
-                            systems=view.systems)
+                            systems=view.systems, tasks=None if scope == "G" else [scope])
     ranks = flips.ranks
     if len(ranks) < 2:
-        counts = sidebar.options_for(view.conditions(), "n_systems", benchmark=view.cond.benchmark,
-                                     setting=view.cond.setting, metric=view.cond.metric, precision=prec_b)
         hints.explain_missing(
-            f"Fewer than two systems have complete results under both {prec_a} and {prec_b} "
-            f"({len(ranks)} do, over {len(flips.tasks)} shared task(s)).",
-            "Ranks need at least two systems with every shared task under both conditions"
-            + (f"; at most {max(counts)} system(s) have any {prec_b} results here" if counts else "")
-            + ". Add the missing runs:",
+            _fewer_than_two(len(ranks), prec_a, prec_b, len(flips.tasks)),
+            "Ranks need at least two systems with every shared task under both precisions. Pick another pair "
+            "or task above, loosen the sidebar's filters, or add the missing runs:",
             hints.ingest_hint(view, precision=prec_b))
         return
     cols = st.columns(4)
-    cols[0].metric("Systems", f"{len(ranks)}")
-    cols[1].metric("Kendall τ-b", f"{flips.kendall_tau_b:.3f}", help="Agreement of the two G orders (1 = identical).")
+    cols[0].metric("Systems", f"{len(ranks)}", help=f"Ranked under both precisions over {len(flips.tasks)} task(s).")
+    cols[1].metric("Kendall τ-b", f"{flips.kendall_tau_b:.3f}", help="Agreement of the two orders (1 = identical).")
     cols[2].metric("Flipped pairs", f"{len(flips.flipped_pairs)}")
     cols[3].metric("Overlapping pairs", f"{len(flips.overlapping_pairs)}",
                    help="Pairs whose tie-aware [G_min, G_max] intervals overlap under A or B.")
-    charts.draw(_slope_chart(ranks, prec_a, prec_b))
+    kinds = _kinds(view, ranks["system"].tolist(), prec_b)
+    _kind_note(kinds, prec_a, prec_b)
+    charts.draw(_slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
     _pairs(flips, prec_a, prec_b)
 
 
+def _fewer_than_two(found: int, prec_a: str, prec_b: str, n_tasks: int) -> str:
+    """'Only one system has …' / 'No system has …' (issue 18: '(1 do …)' was ungrammatical)."""
+    who = {0: "No system has", 1: "Only one system has"}[found]
+    return f"{who} complete results under both {prec_a} and {prec_b} ({n_tasks} shared task(s))."
+
+
 def _set_pair(a: str, b: str) -> None:
-    st.session_state["flip_a"] = a
-    st.session_state["flip_b"] = b
+    state.set_wish("flip_a", a)
+    state.set_wish("flip_b", b)
 
 
-def _slope_chart(ranks, prec_a: str, prec_b: str) -> go.Figure:
+def _kinds(view: sidebar.View, systems: list[str], precision: str) -> dict[str, str]:
+    """Each system's precision kind at ``precision`` under the shown benchmark and setting ('' = unknown)."""
+    table = data.precision_kinds(view.data)
+    table = table[(table["benchmark"] == view.cond.benchmark) & (table["setting"] == view.cond.setting)
+                  & (table["precision"] == precision)]
+    found = dict(zip(table["system"], table["precision_kind"]))
+    return {s: found.get(s, "") for s in systems}
+
+
+def _short(system: str) -> str:
+    return system.split("/", 1)[-1]
+
+
+def _kind_note(kinds: dict[str, str], prec_a: str, prec_b: str) -> None:
+    """Say when B's precision means different things for different systems (model run in bf16 vs scores
+    stored in bf16)."""
+    groups: dict[str, list[str]] = {}
+    for system, kind in kinds.items():
+        groups.setdefault(kind, []).append(_short(system))
+    known = {k: v for k, v in groups.items() if k}
+    if len(known) > 1:
+        parts = [f"{', '.join(sorted(names))} {KIND_WORDS.get(kind, kind)} {prec_b} ({kind})"
+                 for kind, names in sorted(known.items())]
+        st.caption(f"**{prec_b} means different things here:** " + "; ".join(parts)
+                   + f". Lines: solid = inference, dashed = stored, dotted = native.")
+
+
+def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str) -> go.Figure:
     fig = go.Figure()
     colours = {"up": "#0d9488", "down": "#dc2626", "same": "#94a3b8"}
     for row in ranks.itertuples(index=False):
         direction = "same" if row.rank_change == 0 else ("down" if row.rank_change > 0 else "up")
+        kind = kinds.get(row.system, "")
+        name = _short(row.system)
         fig.add_trace(go.Scatter(
             x=[prec_a, prec_b], y=[row.rank_a, row.rank_b], mode="lines+markers+text",
-            text=[row.system, row.system], textposition=["middle left", "middle right"],
-            line=dict(color=colours[direction], width=3 if direction != "same" else 1.5),
+            text=[name, f"{name}" + (f" ({kind})" if kind else "")], textposition=["middle left", "middle right"],
+            line=dict(color=colours[direction], width=3 if direction != "same" else 1.5,
+                      dash=KIND_DASH.get(kind, "solid")),
             marker=dict(size=8), showlegend=False, name=row.system, cliponaxis=False,
-            hovertemplate=(f"{row.system}<br>{prec_a}: rank {row.rank_a} (G {row.G_a:.4f})<br>"
-                           f"{prec_b}: rank {row.rank_b} (G {row.G_b:.4f})<extra></extra>")))
+            hovertemplate=(f"{row.system}<br>{prec_a}: rank {row.rank_a} ({by} {row.G_a:.4f})<br>"
+                           f"{prec_b}: rank {row.rank_b} ({by} {row.G_b:.4f})<extra></extra>")))
     fig.update_layout(height=max(320, 34 * len(ranks) + 80), margin=dict(l=40, r=40, t=30, b=30),
-                      yaxis=dict(autorange="reversed", title="rank by G", dtick=1),
-                      xaxis=dict(type="category", title=None, range=[-0.8, 1.8]))
+                      yaxis=dict(autorange="reversed", title=f"rank by {by}", dtick=1),
+                      xaxis=dict(type="category", title=None, range=[-0.9, 1.9]))
     return fig
 
 

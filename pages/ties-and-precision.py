@@ -1,24 +1,30 @@
 """Ties & precision: how much of each score is decided by tie-breaking, per precision, and what HPS fixes."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from ui import charts, data, hints, sidebar, state, tables
 
+TITLE = "Ties & precision"
+NEED = sidebar.Need("per-query results", sidebar.rows_with_query_data, ignores=("precision",),
+                    ignored_text={"precision": "every precision (compared on this page)"})
 WHAT_IF_PRECISIONS = ("bf16", "fp16")
 SCORINGS = {"score": "scores are similarities (dot / cosine)", "sigmoid": "scores are logits (sigmoid reranker)"}
-PRECISION_ORDER = ["fp32", "fp16", "fp16+hps", "bf16", "bf16+hps", "int8", "binary"]
+PRECISION_ORDER = ["fp32", "q4", "fp16", "fp16+hps", "bf16", "bf16+hps", "int8", "binary"]
+KIND_LABELS = {"inference": "inference", "storage": "stored", "native": "native"}
 
 
 def render() -> None:
-    view = hints.page_top("Ties & precision", (
+    view = hints.page_top(TITLE, (
         "Low precision (BF16, FP16) rounds many documents to the same score, and a tie-oblivious evaluator then "
         "breaks those ties by document id — so part of the reported number is luck. Per system and precision: the "
         "reported (oblivious) score, the tie-aware expected score, the range [min, max] over tie orderings, the "
-        "bias, and how often a tie straddles the cutoff; plus what High-Precision Scoring (HPS) recovers."))
+        "bias, and how often a tie straddles the cutoff; plus what High-Precision Scoring (HPS) recovers."),
+        need=NEED)
     if view is None:
         return
     hints.condition_line(view, skip=("precision",), note=" · every precision")
@@ -32,9 +38,10 @@ def _precision_key(name: str) -> tuple[int, str]:
 
 
 def _tie_summary(view: sidebar.View) -> None:
-    st.subheader("Tie statistics per system and precision")
-    task = state.select("tp_task", "Task", ["all"] + view.tasks, "all", always=False,
-                        format_func=lambda t: "all tasks (mean over tasks)" if t == "all" else t)
+    tasks = view.tasks_with_results(any_precision=True, query_data=True)
+    task = state.select("tp_task", "Task", ["all"] + tasks, "all", always=False,
+                        format_func=lambda t: "all tasks (mean over tasks)" if t == "all" else t,
+                        help="The tasks with per-query results under this condition.")
     summary = data.tie_summary(view.data, view.cond, systems=view.systems, task=None if task == "all" else task)
     if summary.empty:
         hints.explain_missing(
@@ -43,6 +50,10 @@ def _tie_summary(view: sidebar.View) -> None:
             "do not contain. Evaluate a run with the tie-aware engine and add it, once per precision:",
             hints.ingest_hint(view, precision="bf16"))
         return
+    kinds = data.precision_kinds(view.data)
+    kinds = kinds[(kinds["benchmark"] == view.cond.benchmark) & (kinds["setting"] == view.cond.setting)]
+    summary = summary.merge(kinds[["system", "precision", "precision_kind"]], on=["system", "precision"], how="left")
+    summary["precision_kind"] = summary["precision_kind"].map(KIND_LABELS).fillna("")
     summary = summary.sort_values(["system", "precision"], key=lambda s: s.map(_precision_key)
                                   if s.name == "precision" else s).reset_index(drop=True)
     precisions = sorted(summary["precision"].unique().tolist(), key=_precision_key)
@@ -51,9 +62,23 @@ def _tie_summary(view: sidebar.View) -> None:
     cols[1].metric("Precisions", f"{len(precisions)}", help="With per-query data: " + ", ".join(precisions))
     cols[2].metric("Queries per system × precision", f"{int(summary['n_queries'].max()):,}",
                    help="The largest count; rows differ when a system lacks some tasks.")
+
+    st.subheader("Precision profile per system")
+    st.markdown("Each panel is one system across every precision it was run or stored at: the **expected** score "
+                "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
+                "reports (✕), and the **share of queries whose score depends on tie-breaking** (grey bars, right "
+                "axis). Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers.")
+    charts.draw(_profile_figure(summary, precisions, view.cond.metric))
+
+    st.subheader("Tie statistics per system and precision")
     number = tables.number
-    st.dataframe(summary, hide_index=True, width="stretch", column_config={
+    st.dataframe(summary, hide_index=True, width="stretch", column_order=[
+        "system", "precision", "precision_kind", "oblivious", "expected", "min", "max", "range", "bias",
+        "tied_share", "n_tasks", "n_queries"], column_config={
         "system": "System", "precision": "Precision",
+        "precision_kind": st.column_config.TextColumn("Kind", help=(
+            "inference: the model ran at this precision; stored: its output (embeddings or scores) was stored "
+            "at it afterwards; native: the system's own output.")),
         "oblivious": number("Oblivious", help="Score as trec_eval / MTEB report it (ties by tie policy)."),
         "expected": number("Expected", help="Mean over every ordering of tied documents."),
         "min": number("Min"), "max": number("Max"),
@@ -65,35 +90,73 @@ def _tie_summary(view: sidebar.View) -> None:
                                                       min_value=0.0, max_value=1.0),
         "n_tasks": number("Tasks", 0), "n_queries": number("Queries", 0),
     })
-    st.markdown("**Effect of precision and HPS.** Each bar is one system at one precision; compare `bf16` with "
-                "`bf16+hps` to see what high-precision scoring recovers.")
-    left, right = st.columns(2)
-    for where, column, title in ((left, "range", "Range max − min (tie-breaking uncertainty)"),
-                                 (right, "tied_share", "Share of queries tied at the cutoff")):
-        fig = px.bar(summary, x="system", y=column, color="precision", barmode="group", title=title,
-                     category_orders={"precision": precisions}, color_discrete_sequence=charts.PALETTE)
-        fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10), xaxis_title=None,
-                          yaxis_title=None, legend_title_text="precision")
-        if column == "tied_share":
-            fig.update_yaxes(tickformat=".0%")
-        charts.draw(fig, where)
+
+
+def _profile_figure(summary, precisions: list[str], metric: str) -> go.Figure:
+    """Small multiples, one per system, x = its precisions in a fixed order: the share of tie-dependent queries
+    as grey bars (right axis, drawn behind), and on the left axis the expected value with its [min, max] range
+    and the oblivious value (drawn on top)."""
+    from plotly.subplots import make_subplots
+
+    systems = sorted(summary["system"].unique().tolist())
+    n_cols = min(3, len(systems))
+    n_rows = math.ceil(len(systems) / n_cols)
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[s.split("/", 1)[-1] for s in systems],
+                        specs=[[{"secondary_y": True}] * n_cols for _ in range(n_rows)],
+                        horizontal_spacing=0.1, vertical_spacing=min(0.12, 0.5 / n_rows))
+    for i, system in enumerate(systems):
+        row, col = i // n_cols + 1, i % n_cols + 1
+        own = [p for p in precisions if p in set(summary.loc[summary["system"] == system, "precision"])]
+        rows = summary[summary["system"] == system].set_index("precision").reindex(own).reset_index()
+        first = i == 0
+        fig.add_trace(go.Bar(x=rows["precision"], y=rows["tied_share"], name="queries tied at the cutoff (right axis)",
+                             marker_color="#e2e8f0", showlegend=first, legendgroup="tied",
+                             hovertemplate="%{x}: %{y:.1%} of queries tied at the cutoff<extra></extra>"),
+                      row=row, col=col, secondary_y=False)
+        fig.add_trace(go.Scatter(
+            x=rows["precision"], y=rows["expected"], mode="lines+markers", name=f"expected {metric} with [min, max]",
+            line=dict(color="#334155", width=1.5), marker=dict(size=7, color="#334155"), showlegend=first,
+            legendgroup="expected",
+            error_y=dict(type="data", symmetric=False, array=rows["max"] - rows["expected"],
+                         arrayminus=rows["expected"] - rows["min"], color="#f97316", thickness=3, width=0),
+            customdata=rows[["min", "max", "precision_kind"]].to_numpy(),
+            hovertemplate="%{x} (%{customdata[2]}): expected %{y:.4f}, [min, max] [%{customdata[0]:.4f}, "
+                          "%{customdata[1]:.4f}]<extra></extra>"),
+            row=row, col=col, secondary_y=True)
+        fig.add_trace(go.Scatter(x=rows["precision"], y=rows["oblivious"], mode="markers", name="oblivious",
+                                 marker=dict(symbol="x", size=8, color="#dc2626"), showlegend=first,
+                                 legendgroup="oblivious", hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>"),
+                      row=row, col=col, secondary_y=True)
+        fig.update_yaxes(range=[0, 1], tickformat=".0%", showgrid=False, side="right", row=row, col=col,
+                         secondary_y=False)
+        fig.update_yaxes(side="left", row=row, col=col, secondary_y=True)
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=own, row=row, col=col)
+    fig.update_layout(height=250 * n_rows + 90, margin=dict(l=10, r=10, t=70, b=10), bargap=0.3,
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0 + 45 / (250 * n_rows + 90), x=0))
+    fig.update_annotations(font_size=13)
+    return fig
 
 
 def _what_if(view: sidebar.View) -> None:
     st.subheader("What if this run were scored at lower precision?")
     st.markdown("Re-scores a shipped FP32 run as a BF16 / FP16 pipeline would have (with and without HPS) and "
-                "evaluates all three tie-aware, live.")
+                "evaluates all three tie-aware, live, under the sidebar's metric and tie policy.")
     runs = data.runs(view.data)
     usable = runs[runs["qrels_path"].notna()] if len(runs) else runs
     if usable.empty:
         hints.explain_missing(
             "No raw FP32 run with matching qrels under the data folder.",
-            f"Put a run (qid, docid, score parquet) in `{view.data_dir / 'runs'}` with a sidecar "
-            "`<file>.json` naming its system, benchmark and task, and a qrels parquet (qid, docid, relevance) "
-            "with a sidecar naming the same benchmark and task. For example:",
-            f"python -m evalcore simulate --help    # and place the files under {view.data_dir / 'runs'}/")
+            "Put a run (qid, docid, score parquet) in the data folder's `runs/` with a sidecar `<file>.json` "
+            "naming its system, benchmark and task, and a qrels parquet (qid, docid, relevance) with a sidecar "
+            "naming the same benchmark and task. For example:",
+            "python -m evalcore simulate --help    # and place the files under DATA_DIR/runs/")
         return
-    labels = {Path(p).name: row for p, row in zip(usable["path"], usable.to_dict("records"))}
+    here = usable[(usable["benchmark"] == view.cond.benchmark) & (usable["setting"] == view.cond.setting)]
+    matching = here[[_same_instruction(view, row) for row in here.to_dict("records")]] if len(here) else here
+    if matching.empty:
+        _no_matching_run(view, here if len(here) else usable)
+        return
+    labels = {Path(p).name: row for p, row in zip(matching["path"], matching.to_dict("records"))}
     left, mid, right = st.columns([2, 1, 1.4])
     run_name = state.select("wi_run", "Run", sorted(labels), None, where=left,
                             format_func=lambda n: f"{labels[n]['system']} · {labels[n]['task']} ({n})")
@@ -102,6 +165,9 @@ def _what_if(view: sidebar.View) -> None:
                            format_func=lambda s: {"score": "similarities", "sigmoid": "logits"}[s],
                            help="How the final scoring step works: " + "; ".join(SCORINGS.values()))
     run = labels[run_name]
+    st.caption(f"Run: {run['system']} · {run['task']} · {sidebar.SETTING_LABELS.get(run['setting'], run['setting'])}"
+               f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} — the same "
+               "condition as the table above.")
     try:
         result = data.what_if(run["path"], run["qrels_path"], to=to, scoring=scoring, metric=view.cond.metric,
                               tie_policy=view.cond.tie_policy)
@@ -109,6 +175,12 @@ def _what_if(view: sidebar.View) -> None:
         data.LOG.warning("what-if failed for %s: %s", run["path"], exc)
         st.warning(f"Could not evaluate `{run_name}`: it is not a readable run / qrels pair ({type(exc).__name__}).")
         return
+    if scoring == "score":
+        st.info(f"With similarity scores, `{to}+hps` equals `fp32` **by construction**: HPS keeps the final "
+                "score in FP32, and from a score file alone that is the FP32 score itself — an upper bound on what "
+                "HPS recovers (the model's own low-precision activations are not in a score file; the profile above "
+                "shows real `bf16+hps` runs). Choose **logits** to see HPS undo the rounding of a sigmoid reranker's "
+                "output.", icon=":material/info:")
     st.dataframe(result, hide_index=True, width="stretch", column_config={
         "condition": "Condition", "metric": "Metric", "n_queries": tables.number("Queries", 0),
         **{c: tables.number(c.replace("_", " ").capitalize()) for c in ("oblivious", "expected", "min", "max",
@@ -121,6 +193,29 @@ def _what_if(view: sidebar.View) -> None:
     fig.add_scatter(x=result["oblivious"], y=result["condition"], mode="markers", name="oblivious",
                     marker=dict(symbol="x", size=10, color="#dc2626"))
     charts.draw(fig)
+
+
+def _same_instruction(view: sidebar.View, run: dict) -> bool:
+    """Whether the run is in the instruction state the table above shows for its system: the sidebar's state,
+    or with 'as published' the state the store uses for that system (with instruction when it has any)."""
+    if view.cond.instruction is not None:
+        return bool(run["instruction"]) == view.cond.instruction
+    table = data.task_table(view.data, view.cond, systems=[run["system"]])
+    states = table.loc[table["task"] == run["task"], "instruction"].dropna()
+    return bool(len(states)) and bool(states.iloc[0]) == bool(run["instruction"])
+
+
+def _no_matching_run(view: sidebar.View, runs) -> None:
+    """No shipped run is in the shown condition: say which runs exist, and offer the condition they are in."""
+    first = runs.iloc[0]
+    state_text = "with" if first["instruction"] else "without"
+    where = f"{sidebar.SETTING_LABELS.get(first['setting'], first['setting'])} · {state_text} instruction"
+    names = ", ".join(sorted({f"{r['system'].split('/', 1)[-1]} on {r['task']}" for r in runs.to_dict("records")}))
+    st.markdown(f"The shipped raw runs ({names}) are {where}, not the condition shown above, so their what-if "
+                "would not match the table's numbers.")
+    if first["setting"] == view.cond.setting and first["benchmark"] == view.cond.benchmark:
+        st.button(f"Show {state_text} instruction", on_click=state.set_wish, args=("instr", state_text),
+                  icon=":material/swap_horiz:")
 
 
 render()

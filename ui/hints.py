@@ -3,6 +3,8 @@ the filter note, and the empty states — what is missing, why the view needs it
 from __future__ import annotations
 
 import html
+import logging
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,15 +14,22 @@ from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
 from ui import sidebar
 from ui.sidebar import SETTING_LABELS, View
 
+LOG = logging.getLogger("tiebreak.app")
 
-def page_top(title: str, explanation: str) -> View | None:
-    """The top of every view: its title and one-paragraph explanation, then the shared sidebar. Returns what
-    the sidebar selected, or None (after saying why) when there is nothing to show: no data folder, no
-    results, or every system filtered out."""
+
+def page_top(title: str, explanation: str, need: sidebar.Need | None = None) -> View | None:
+    """The top of every view: its title and one-paragraph explanation, then the shared sidebar (``need``: what
+    the view needs from the condition, :class:`ui.sidebar.Need`; when the sidebar moved to another condition
+    for it, one line says so). Returns what the sidebar selected, or None (after saying why) when there is
+    nothing to show: no data folder, no results, or every system filtered out."""
     st.title(title)
     st.markdown(explanation)
-    view = sidebar.view()
-    return view if has_results_to_show(view) else None
+    view = sidebar.view(need, title)
+    if not has_results_to_show(view):
+        return None
+    if need is not None and view.moved:
+        st.info(sidebar.moved_line(view, title, need), icon=":material/alt_route:")
+    return view
 
 
 def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None:
@@ -32,8 +41,9 @@ def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None
 
 
 def safe_text(text: str) -> str:
-    """Text from data shown inside markdown: HTML-escaped and with markdown control characters neutralised."""
-    escaped = html.escape(str(text))
+    """Text from data shown inside markdown: HTML-escaped (``&``, ``<``, ``>``; quotes stay: markdown shows an
+    entity whose ``#`` is escaped as the literal ``&#x27;``) and with markdown control characters neutralised."""
+    escaped = html.escape(str(text), quote=False)
     for char in "*_`[]<>|#":
         escaped = escaped.replace(char, "\\" + char)
     return escaped
@@ -53,7 +63,8 @@ def has_results_to_show(view: View) -> bool:
     """False (after explaining why) when the data folder is missing or empty, or the sidebar filters exclude
     every system: the guard every view starts with."""
     if view.data is None:
-        st.error(f"The data folder `{view.data_dir}` does not exist. Start the app with "
+        LOG.error("the data folder %s does not exist", view.data_dir)  # the path for the operator, not visitors
+        st.error(f"The data folder `{view.data_dir.name}` does not exist. Start the app with "
                  "`streamlit run app.py -- --data DIR` (or `TIEBREAK_DATA=DIR`) pointing at a folder of "
                  "result parquet files.")
         return False
@@ -67,27 +78,42 @@ def has_results_to_show(view: View) -> bool:
 
 
 def explain_no_data(data_dir: Path) -> None:
-    st.info(f"There are no results in the data folder `{data_dir}` yet, so there is nothing to rank.")
-    st.markdown("Add results and reload this page, for example:")
-    st.code(f"{FETCH_COMMAND}   # the upstream sources, into sources/\n"
-            f"python -m evalcore import-mteb sources/{MTEB_RESULTS} --out {data_dir}/published"
-            "   # published MTEB scores\n"
-            + ingest_command("rar-b", data_dir=data_dir) + "   # your own run, per query", language="bash")
-    st.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
-               "(or set `TIEBREAK_DATA=DIR`).")
+    """The empty state of a data folder without results (its path stays on the server: a hosted dashboard's
+    visitors are not told the server's file system)."""
+    with _empty_state("no results"):
+        st.info("There are no results in the data folder yet, so there is nothing to rank.")
+        st.markdown("Add results and reload this page, for example (`DATA_DIR` = the folder the dashboard "
+                    "was started on):")
+        st.code(f"{FETCH_COMMAND}   # the upstream sources, into sources/\n"
+                f"python -m evalcore import-mteb sources/{MTEB_RESULTS} --out DATA_DIR/published"
+                "   # published MTEB scores\n"
+                + ingest_command("rar-b", data_dir=data_dir) + "   # your own run, per query", language="bash")
+        st.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
+                   "(or set `TIEBREAK_DATA=DIR`).")
+
+
+EMPTY_STATE_KEY = "empty-state"
+"""Every empty state sits in a container whose key starts with this (CSS class ``st-key-empty-state…``): the
+browser test of a first visit looks for none."""
+
+
+def _empty_state(what: str):
+    """The container of one empty state (keys are unique within a page: one per distinct message)."""
+    return st.container(key=f"{EMPTY_STATE_KEY}-{zlib.crc32(what.encode()):08x}")
 
 
 def explain_missing(what: str, why: str, command: str | None = None) -> None:
     """An empty state: what is missing, why this view needs it, and the command that adds it."""
-    st.info(f"**{what}** {why}")
-    if command:
-        st.code(command, language="bash")
+    with _empty_state(what):
+        st.info(f"**{what}** {why}")
+        if command:
+            st.code(command, language="bash")
 
 
 def ingest_command(benchmark: str = "BENCHMARK", precision: str = "fp32", setting: str = "full",
                    instruction: str = "no", data_dir: Path | None = None) -> str:
     """The ``evalcore ingest`` call that adds one run's per-query results (``instruction``: yes | no)."""
-    target = f" --data {data_dir}" if data_dir else ""
+    target = " --data DATA_DIR" if data_dir else ""  # never the server's own path (a hosted dashboard's visitors)
     return (f"python -m evalcore ingest --run RUN.trec --qrels QRELS.tsv --system NAME \\\n"
             f"    --benchmark {benchmark} --task TASK --setting {setting} --instruction {instruction} "
             f"--precision {precision}{target}")

@@ -2,9 +2,16 @@
 and which systems, every control bound to the URL (``ui/state.py``). A page calls :func:`view` and gets a
 :class:`View`; the frame (``ui/navigation.py``) adds the share box and the skipped-files list below it.
 
-The order of the controls, their options and their defaults are written once, in :func:`choose_condition`:
+The order of the controls, their options and their defaults are written once, in :func:`choose_view_condition`:
 the sidebar runs it with URL-bound widgets, the warm start (``ui/warm_start.py``) with the defaults, so the
 warm start prepares exactly the question a first visitor's Leaderboard asks.
+
+Controls offer what exists: each one's options are the values with results under the choices before it (the
+help names what is not offered and why: "R2MED has no Multiple choice (MCR) setting"), and a control with one
+option is shown as text. A view may say what it needs from the condition (a :class:`Need`: per-query rows,
+two precisions, both instruction states, both settings): its controls then offer only conditions that have
+it, and a visitor's choice it cannot show moves to the nearest one that has it — said in one line
+(:func:`moved_line`) and undone on a view that can show it (``ui/state.py`` keeps the visitor's wish).
 """
 from __future__ import annotations
 
@@ -42,10 +49,23 @@ class View:
     systems: tuple[str, ...] | None = None  # None = every system
     filter_summary: str = ""
     tasks: list[str] = field(default_factory=list)
+    moved: dict = field(default_factory=dict)  # fields a view's need moved: name -> (wanted, shown)
+    need_unmet: bool = False  # no condition in the data folder has what the view needs
 
     @property
     def has_data(self) -> bool:
         return self.cond is not None
+
+    def tasks_with_results(self, *, any_precision: bool = False, query_data: bool = False) -> list[str]:
+        """The tasks with results under the condition (``any_precision``: at any precision; ``query_data``: only
+        per-query results), within the system filter."""
+        from dataclasses import replace
+
+        cond = replace(self.cond, precision=None) if any_precision else self.cond
+        table = data.task_table(self.data, cond, systems=self.systems)
+        if query_data:
+            table = table[table["has_query_data"]]
+        return sorted(table["task"].unique().tolist())
 
     def conditions(self) -> pd.DataFrame:
         """The catalogue of conditions (benchmark × setting × … with counts) from the store."""
@@ -67,83 +87,334 @@ def options_for(conditions: pd.DataFrame, column: str, **equal) -> list:
     return sorted({value for value in values.tolist() if value is not None and value == value}, key=str)
 
 
-def preferred(options: Sequence[str], *choices: str) -> str | None:
-    """The first of ``choices`` that is an option, else the first option."""
-    for choice in choices:
-        if choice in options:
-            return choice
-    return options[0] if options else None
-
-
 # -------------------------------------------------------------------------------------------- condition
 @dataclass(frozen=True)
 class Control:
-    """One sidebar control of the condition: URL key, label, widget kind, option labels and help."""
+    """One sidebar control of the condition: URL key, the condition field it sets, label, widget kind, option
+    labels, what an option is called in a sentence ("setting"), and help."""
 
     key: str
+    field: str
     label: str
     widget: str = "selectbox"
     labels: Mapping[str, str] | None = None
+    noun: str = ""
     help: str | None = None
 
+    def label_of(self, value: str) -> str:
+        return (self.labels or {}).get(value, value)
 
-BENCHMARK = Control("bench", "Benchmark", help="Which benchmark's tasks are aggregated.")
-SETTING = Control("setting", "Setting", widget="radio", labels=SETTING_LABELS, help=(
+
+BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED"}
+BENCHMARK = Control("bench", "benchmark", "Benchmark", labels=BENCHMARK_LABELS, noun="benchmark",
+                    help="Which benchmark's tasks are aggregated.")
+SETTING = Control("setting", "setting", "Setting", widget="radio", labels=SETTING_LABELS, noun="setting", help=(
     "Full retrieval over the benchmark's corpus (published results); full over the pool of every candidate "
     "answer of a task (our RAR-b runs: not the official corpus); or RAR-b's multiple-choice setting."))
-METRIC = Control("metric", "Metric")
-INSTRUCTION = Control("instr", "Instruction", widget="radio", labels=INSTRUCTION_LABELS, help=(
-    "Queries with or without a task instruction. 'As published' uses each system's with-instruction results "
-    "when it has them, else without."))
-PRECISION = Control("prec", "Precision", help=(
-    "Numeric precision the scores were computed at (bf16+hps = BF16 with high-precision scoring)."))
-TIE_POLICY = Control("ties", "Tie policy (oblivious value)", help=(
+METRIC = Control("metric", "metric", "Metric", noun="metric")
+INSTRUCTION = Control("instr", "instruction", "Instruction", widget="radio", labels=INSTRUCTION_LABELS,
+                      noun="instruction state", help=(
+                          "Queries with or without a task instruction. 'As published' uses each system's "
+                          "with-instruction results when it has them, else without."))
+PRECISION = Control("prec", "precision", "Precision", noun="precision", help=(
+    "Numeric precision of the scores. Its kind: inference = the model ran at that precision; stored = the "
+    "model's output (embeddings or scores) was stored at it afterwards; native = the system's own output. "
+    "bf16+hps = BF16 with high-precision scoring."))
+TIE_POLICY = Control("ties", "tie_policy", "Tie policy (oblivious value)", noun="tie policy", help=(
     "How a tie-oblivious evaluator orders tied documents: docid-desc is trec_eval / pytrec_eval / MTEB / BEIR."))
+CONTROLS = (BENCHMARK, SETTING, METRIC, INSTRUCTION, PRECISION, TIE_POLICY)
+FIELDS = tuple(c.field for c in CONTROLS)
 
-Choose = Callable[[Control, list[str], "str | None"], str]
-"""How a control gets its value: (control, options, default) → the chosen option."""
+# What a wanted value falls back to, nearest first, when a view cannot show it (then the first option).
+NEAREST = {
+    "benchmark": ("rar-b", "RAR-b"),
+    "setting": {"full": ("full-pooled", "mcr"), "full-pooled": ("full", "mcr"), "mcr": ("full-pooled", "full")},
+    "metric": ("ndcg@10", "p@1", "mrr@10"),
+    "instruction": ("any", "without", "with"),
+    "precision": ("fp32", "q4", "bf16+hps", "fp16", "bf16", "int8", "binary"),
+    "tie_policy": ("docid-desc",),
+}
 
 
-def choose_condition(facets: dict, choose: Choose) -> Condition | None:
-    """The condition, one control after the other (each one's options depend on the choices before it);
-    None when there are no results at all."""
-    benchmarks = list(facets.get("benchmarks") or [])
-    if not benchmarks:
+def base_default(field: str, chosen: Mapping[str, str]) -> str:
+    """A first visit's value of ``field`` (before any view's needs): RAR-b, full retrieval, nDCG@10 (p@1 =
+    accuracy for MCR), instructions as published, fp32, docid-desc."""
+    if field == "metric":
+        return "p@1" if chosen.get("setting") == "mcr" else "ndcg@10"
+    return {"benchmark": "rar-b", "setting": "full", "instruction": "any", "precision": "fp32",
+            "tie_policy": "docid-desc"}[field]
+
+
+def nearest(field: str, wanted: str | None, options: Sequence[str]) -> str | None:
+    """The option closest to ``wanted``: itself, else the field's fallbacks (:data:`NEAREST`), else the first."""
+    if not options:
         return None
-    conditions = facets["conditions"]
-    bench = choose(BENCHMARK, benchmarks, preferred(benchmarks, "rar-b", "RAR-b"))
-    settings = options_for(conditions, "setting", benchmark=bench) or ["full"]
-    setting = choose(SETTING, settings, preferred(settings, "full"))
-    metrics = options_for(conditions, "metric", benchmark=bench, setting=setting) or ["ndcg@10"]
-    metric = choose(METRIC, metrics, preferred(metrics, "ndcg@10", "p@1"))
-    present = set(options_for(conditions, "instruction", benchmark=bench, setting=setting, metric=metric))
-    instructions = ["any"] + [name for name, flag in (("without", False), ("with", True)) if flag in present]
-    instruction = INSTRUCTION_CHOICES[choose(INSTRUCTION, instructions, "any")]
-    precisions = options_for(conditions, "precision", benchmark=bench, setting=setting, metric=metric,
-                             instruction=instruction) or ["fp32"]
-    precision = choose(PRECISION, precisions, preferred(precisions, "fp32"))
-    policies = options_for(conditions, "tie_policy", benchmark=bench, setting=setting, metric=metric,
-                           precision=precision) or ["docid-desc"]
-    policy = choose(TIE_POLICY, policies, preferred(policies, "docid-desc"))
-    return Condition(benchmark=bench, metric=metric, setting=setting, instruction=instruction,
-                     precision=precision, tie_policy=policy)
+    order = NEAREST[field]
+    order = order.get(wanted, ()) if isinstance(order, dict) else order
+    for choice in (wanted, *order):
+        if choice in options:
+            return choice
+    return options[0]
 
 
-def by_default(control: Control, options: list[str], default: str | None) -> str:
-    """:data:`Choose` for a first visit without URL parameters: every control at its default."""
-    return default if default in options else options[0]
+@dataclass(frozen=True)
+class Need:
+    """What a view needs from the condition. ``rows(coverage)`` = the conditions that have it (columns
+    :data:`FIELDS`, ``instruction`` True / False / NA); ``ignores`` = fields the view does not use (their
+    controls are shown as text); ``soft``: only a first visit's default moves to a condition that has it — a
+    value the visitor chose stays, and the view explains what it lacks."""
+
+    what: str
+    rows: Callable[[pd.DataFrame], pd.DataFrame]
+    ignores: tuple[str, ...] = ()
+    soft: bool = False
+    ignored_text: Mapping[str, str] = field(default_factory=dict)
 
 
-def in_sidebar(control: Control, options: list[str], default: str | None) -> str:
-    """:data:`Choose` as a URL-bound sidebar widget."""
-    labels = control.labels or {}
-    return state.select(control.key, control.label, options, default, where=st.sidebar, widget=control.widget,
-                        format_func=lambda option: labels.get(option, option), help=control.help)
+def _keys(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[list(FIELDS)].drop_duplicates().reset_index(drop=True)
+
+
+def rows_with_query_data(coverage: pd.DataFrame) -> pd.DataFrame:
+    """Conditions where some system has per-query rows."""
+    return _keys(coverage[coverage["n_query_tasks"] > 0])
+
+
+def rows_with_two_systems_with_query_data(coverage: pd.DataFrame) -> pd.DataFrame:
+    """Conditions where at least two systems have per-query rows."""
+    with_data = coverage[coverage["n_query_tasks"] > 0]
+    counts = with_data.groupby(list(FIELDS), dropna=False)["system"].nunique()
+    return _keys(counts[counts >= 2].reset_index())
+
+
+def rows_with_two_precisions(coverage: pd.DataFrame) -> pd.DataFrame:
+    """Conditions (every field but precision) where two precisions have at least two systems in common, each
+    with its tasks complete: what a rank flip compares. Every precision of such a pair is a row."""
+    group = [f for f in FIELDS if f != "precision"]
+    full = coverage[coverage["n_tasks"] == coverage.groupby(group + ["precision"], dropna=False)["n_tasks"]
+                    .transform("max")]
+    found = []
+    for key, rows in full.groupby(group, dropna=False):
+        systems = {p: set(s) for p, s in rows.groupby("precision")["system"]}
+        paired = {p for p in systems for q in systems if p != q and len(systems[p] & systems[q]) >= 2}
+        found += [dict(zip(group, key), precision=p) for p in paired]
+    return _keys(pd.DataFrame(found, columns=list(FIELDS)))
+
+
+def rows_with_both_instructions(coverage: pd.DataFrame) -> pd.DataFrame:
+    """Conditions (any instruction state) where one system has results with and without instruction."""
+    group = [f for f in FIELDS if f != "instruction"] + ["system"]
+    known = coverage[coverage["instruction"].notna()]
+    states = known.groupby(group)["instruction"].nunique()
+    both = states[states == 2].reset_index()[group]
+    return _keys(known.merge(both, on=group))
+
+
+def rows_with_both_settings(coverage: pd.DataFrame) -> pd.DataFrame:
+    """Full-side conditions (full or full-pooled) where one system also has MCR results (same benchmark,
+    instruction state, precision and tie policy): what MCR vs full pairs."""
+    twin = [f for f in FIELDS if f not in ("setting", "metric")] + ["system"]
+    mcr = coverage.loc[coverage["setting"] == "mcr", twin].drop_duplicates()
+    full = coverage[coverage["setting"] != "mcr"]
+    return _keys(full.merge(mcr, on=twin))
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one control offers: ``options``, the first visit's ``default`` among them, ``elsewhere`` (values
+    that exist in the data but are not offered here, each with the reason) and ``nearest`` (the option shown
+    for a wanted value that is not offered)."""
+
+    options: list[str]
+    default: str
+    elsewhere: dict[str, str]
+    nearest: Callable[[str], str]
+
+
+class Chooser:
+    """How the controls get their values. This base class is a first visit without URL parameters (every
+    control at its default, nothing drawn: the warm start asks it); :data:`in_sidebar` draws URL-bound
+    widgets."""
+
+    def choose(self, control: Control, offer: Offer, label: Callable[[str], str]) -> str:
+        return offer.default
+
+    def wish(self, control: Control) -> str | None:
+        """The value the visitor asked for (URL or an earlier choice), None on a first visit."""
+        return None
+
+    def fixed(self, control: Control, text: str, values: Sequence[str]) -> None:
+        """A control the view does not use, shown as ``text`` (``values``: what its URL value may be)."""
+
+
+by_default = Chooser()
+
+
+class InSidebar(Chooser):
+    """URL-bound sidebar widgets (``ui/state.py``); a control with one option is shown as text, and the help
+    of a control lists what it does not offer here and why."""
+
+    def choose(self, control: Control, offer: Offer, label: Callable[[str], str]) -> str:
+        notes = [f"{label(v)}: {why}" for v, why in offer.elsewhere.items()]
+        unavailable = ("Not offered here — " + "; ".join(notes[:6]) + (" …" if len(notes) > 6 else "") + "."
+                       if notes else "")
+        help_text = " ".join(part for part in (control.help, unavailable) if part) or None
+        return state.select(control.key, control.label, offer.options, offer.default, where=st.sidebar,
+                            widget=control.widget, format_func=label, help=help_text, elsewhere=list(offer.elsewhere),
+                            nearest=offer.nearest, single_as_text=True)
+
+    def wish(self, control: Control) -> str | None:
+        return state.wish(control.key)
+
+    def fixed(self, control: Control, text: str, values: Sequence[str]) -> None:
+        state.keep_url_wish(control.key, values)
+        st.sidebar.markdown(f"**{control.label}:** {text}", help=control.help)
+
+
+in_sidebar = InSidebar()
+
+
+@dataclass
+class Chosen:
+    """A condition chosen by :func:`choose_view_condition` and the fields a view's need moved: name ->
+    (wanted, shown)."""
+
+    cond: Condition | None
+    moved: dict[str, tuple[str, str]] = field(default_factory=dict)
+    unmet: bool = False  # no condition in the data folder has what the view needs
+
+
+def _matching(frame: pd.DataFrame, chosen: Mapping[str, str], skip: Sequence[str] = ()) -> pd.DataFrame:
+    """The rows of a conditions table under the choices so far (``instruction`` 'any' matches every state)."""
+    mask = pd.Series(True, index=frame.index)
+    for name, value in chosen.items():
+        if name in skip or (name == "instruction" and value == "any"):
+            continue
+        if name == "instruction":
+            mask &= frame["instruction"].eq(INSTRUCTION_CHOICES[value]).fillna(False).astype(bool)
+        else:
+            mask &= frame[name] == value
+    return frame[mask]
+
+
+def _values(frame: pd.DataFrame, name: str) -> list[str]:
+    """The values of one condition field in a conditions table ('any' first for the instruction)."""
+    if name == "instruction":
+        present = set(frame["instruction"].dropna().astype(bool))
+        flags = [label for label, flag in (("without", False), ("with", True)) if flag in present]
+        return (["any"] if len(frame) else []) + flags
+    return sorted(frame[name].dropna().unique().tolist(), key=str)
+
+
+def _why_not(control: Control, value: str, chosen: Mapping[str, str], exists: bool, need: Need | None,
+             view_title: str) -> str:
+    """Why a value is not offered: 'R2MED has no Multiple choice (MCR) setting', 'no results under RAR-b ·
+    Full retrieval', or 'Rank flips needs runs at two precisions'."""
+    if exists:
+        return f"{view_title} needs {need.what}"
+    bench = BENCHMARK_LABELS.get(chosen.get("benchmark"), chosen.get("benchmark"))
+    if control is SETTING:
+        return f"{bench} has no {control.label_of(value)} {control.noun}"
+    where = " · ".join(filter(None, [bench, SETTING_LABELS.get(chosen.get("setting"), chosen.get("setting")),
+                                     chosen.get("metric") if control.field not in ("metric",) else None]))
+    return f"no results under {where}" if where else "no results"
+
+
+def choose_view_condition(facets: dict, chooser: Chooser = by_default, need: Need | None = None,
+                          coverage: pd.DataFrame | None = None, view_title: str = "This view",
+                          labels: Mapping[str, Callable[[str], str]] | None = None) -> Chosen:
+    """The condition, one control after the other (each one's options depend on the choices before it).
+
+    Without a ``need`` every control offers what exists under the choices before it. With one, a control
+    offers only values under which some condition has what the view needs (``need.rows(coverage)``), and a
+    wanted value it cannot offer moves to the nearest one it can (a soft need only moves a first visit's
+    defaults). Fields the view ignores are shown as text. ``cond`` is None when there are no results."""
+    conditions = facets.get("conditions")
+    if not facets.get("benchmarks") or conditions is None or conditions.empty:
+        return Chosen(None)
+    good = need.rows(coverage) if (need is not None and coverage is not None) else None
+    unmet = good is not None and good.empty
+    if unmet:
+        good = None
+    labels = dict(labels or {})
+    chosen: dict[str, str] = {}
+    moved: dict[str, tuple[str, str]] = {}
+    for control in CONTROLS:
+        name = control.field
+        exist = _values(_matching(conditions, chosen), name) or [base_default(name, chosen)]
+        base = base_default(name, chosen)
+        if need is not None and name in need.ignores:
+            chooser.fixed(control, need.ignored_text.get(name, "not used by this view"), _values(conditions, name))
+            wanted = chooser.wish(control)
+            usable = _values(_matching(good, chosen, skip=need.ignores), name) if good is not None else []
+            chosen[name] = wanted if wanted in exist else nearest(name, base, usable or exist)
+            continue
+        fits = exist
+        if good is not None:
+            fits = [v for v in exist if v in _values(_matching(good, chosen, skip=need.ignores), name)] or exist
+        offered = exist if (need is None or need.soft) else fits
+        elsewhere = {v: _why_not(control, v, chosen, v in exist, need, view_title)
+                     for v in _values(conditions, name) if v not in offered}
+        offer = Offer(offered, nearest(name, base, fits), elsewhere,
+                      lambda w, _name=name, _offered=offered: nearest(_name, w, _offered))
+        value = chooser.choose(control, offer, labels.get(name, control.label_of))
+        wanted = chooser.wish(control)  # after the control: it takes the URL's value as the wish on a first run
+        reference = wanted if wanted is not None else base
+        if need is not None and value != reference and reference in exist and (
+                reference not in offered or (need.soft and wanted is None)):
+            moved[name] = (reference, value)
+        chosen[name] = value
+    cond = Condition(benchmark=chosen["benchmark"], metric=chosen["metric"], setting=chosen["setting"],
+                     instruction=INSTRUCTION_CHOICES[chosen["instruction"]], precision=chosen["precision"],
+                     tie_policy=chosen["tie_policy"])
+    return Chosen(cond, moved, unmet)
+
+
+def choose_condition(facets: dict, chooser: Chooser = by_default) -> Condition | None:
+    """:func:`choose_view_condition` without a view's needs (the Leaderboard; the warm start asks it with
+    :data:`by_default`): the condition, or None when there are no results."""
+    return choose_view_condition(facets, chooser).cond
+
+
+# -------------------------------------------------------------------------------------------- labels
+KIND_WORDS = {"inference": "inference", "native": "native"}
+
+
+def kind_text(precision: str, kinds: Sequence[str]) -> str:
+    """How a precision's kinds read in a label: 'inference', 'scores stored' (bf16 / fp16 storage),
+    'embeddings stored' (int8 / binary), 'native'; several joined by ' / '."""
+    words = []
+    for kind in ("inference", "storage", "native"):
+        if kind in kinds:
+            if kind == "storage":
+                words.append("embeddings stored" if precision in ("int8", "binary") else "scores stored")
+            else:
+                words.append(KIND_WORDS[kind])
+    return " / ".join(words)
+
+
+def precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: Mapping[str, str],
+                    precision: str) -> str:
+    """A precision as the control shows it: 'bf16 (inference / scores stored)' from the files' precision kinds
+    under the chosen benchmark and setting, 'fp32 (as published)' for published scores only; the URL keeps the
+    plain precision."""
+    rows = conditions[(conditions["benchmark"] == chosen.get("benchmark"))
+                      & (conditions["setting"] == chosen.get("setting")) & (conditions["precision"] == precision)]
+    if rows.empty:
+        return precision
+    if not rows["has_query_data"].astype(bool).any():
+        return f"{precision} (as published)"
+    table = data.precision_kinds(snapshot)
+    kinds = table.loc[(table["benchmark"] == chosen.get("benchmark")) & (table["setting"] == chosen.get("setting"))
+                      & (table["precision"] == precision), "precision_kind"]
+    text = kind_text(precision, sorted(set(kinds)))
+    return f"{precision} ({text})" if text else precision
 
 
 # -------------------------------------------------------------------------------------------- the sidebar
-def view() -> View:
-    """Draw the shared sidebar and return the selected :class:`View`."""
+def view(need: Need | None = None, title: str = "This view") -> View:
+    """Draw the shared sidebar and return the selected :class:`View` (``need``: what the calling view, titled
+    ``title``, needs from the condition; see :class:`Need`)."""
     data_dir = data.data_dir_from()
     if not data_dir.is_dir():
         return View(data_dir=data_dir, data=None, facets={})
@@ -151,13 +422,41 @@ def view() -> View:
     facets = data.facets(snapshot)
     selected = View(data_dir=data_dir, data=snapshot, facets=facets)
     if not facets.get("benchmarks"):
-        st.sidebar.info(f"No results found in `{data_dir.name}/`. See the page for how to add some.")
+        st.sidebar.info("No results found in the data folder. See the page for how to add some.")
         return selected
     st.sidebar.markdown("**What to evaluate**")
-    selected.cond = choose_condition(facets, in_sidebar)
+    coverage = data.coverage(snapshot) if need is not None else None
+    chooser = _Tracking()
+    labels = {"precision": lambda p: precision_label(snapshot, facets["conditions"], chooser.chosen, p)}
+    chosen = choose_view_condition(facets, chooser, need, coverage, title, labels)
+    selected.cond, selected.moved, selected.need_unmet = chosen.cond, chosen.moved, chosen.unmet
     selected.tasks = list((facets.get("by_benchmark") or {}).get(selected.cond.benchmark, {}).get("tasks") or [])
     selected.systems, selected.filter_summary = _system_filters(snapshot, facets, selected.cond.benchmark)
     return selected
+
+
+class _Tracking(InSidebar):
+    """:data:`in_sidebar` that remembers the values chosen so far (the precision labels depend on them)."""
+
+    def __init__(self) -> None:
+        self.chosen: dict[str, str] = {}
+
+    def choose(self, control: Control, offer: Offer, label: Callable[[str], str]) -> str:
+        self.chosen[control.field] = value = super().choose(control, offer, label)
+        return value
+
+
+def moved_line(view: View, title: str, need: Need) -> str:
+    """The one line saying a view moved to another condition: 'Rank flips needs runs at two precisions:
+    showing RAR-b · full (pooled candidates)'."""
+    cond = view.cond
+    parts = [BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark),
+             SETTING_LABELS.get(cond.setting, cond.setting).lower() if cond.setting != "mcr" else "MCR"]
+    shown = {"metric": cond.metric, "instruction": {None: "instructions as published", False: "without instruction",
+                                                     True: "with instruction"}[cond.instruction],
+             "precision": cond.precision, "tie_policy": f"ties: {cond.tie_policy}"}
+    parts += [text for name, text in shown.items() if name in view.moved]
+    return f"{title} needs {need.what}: showing {' · '.join(parts)}."
 
 
 def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[tuple[str, ...] | None, str]:
@@ -171,7 +470,9 @@ def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[
         left, right = st.columns(2)
         lo = state.select("size_min", "Size from", ladder[:-1], "0", where=left, always=False,
                           help="Model size in parameters. Bounding the size hides systems of unknown size.")
-        hi = state.select("size_max", "to", ladder[1:], "no limit", where=right, always=False)
+        # every control in the popover has its default first: the browser draws a popover's widgets only
+        # when it opens, and until then Streamlit re-creates an unseen widget at its first option
+        hi = state.select("size_max", "to", ladder[:0:-1], "no limit", where=right, always=False)
         if ladder.index(lo) >= ladder.index(hi):
             st.warning(f"Size from {lo} is not below {hi}; ignoring the size bounds.")
             lo, hi = "0", "no limit"

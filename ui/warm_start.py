@@ -39,7 +39,7 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     what the data API raises."""
     import pandas as pd
 
-    from ui import data, sidebar, tables  # noqa: F401  (tables: the Leaderboard's table module)
+    from ui import board, data, sidebar, tables  # noqa: F401  (board, tables: the Leaderboard's table modules)
 
     data_dir = data.data_dir_from() if data_dir is None else data_dir
     if not data_dir.is_dir():
@@ -49,6 +49,9 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     if cond is None:
         return f"nothing: no results under {data_dir}"
     board = data.leaderboard(snapshot, cond)
+    # the Leaderboard's other questions: where per-query results are, precision kinds, metadata, provenance
+    data.coverage(snapshot), data.precision_kinds(snapshot), data.provenance(snapshot)
+    data.systems(snapshot, benchmark=cond.benchmark)
     pd.DataFrame().style  # noqa: B018  (imports pandas' Styler, which the Leaderboard's table uses)
     index_modules_for_inspect()
     return f"Leaderboard of {cond.benchmark} · {cond.setting} · {cond.metric}, {len(board.ranked)} systems"

@@ -22,3 +22,36 @@ def page_path_from_main(page_file: str) -> str:
 def texts(at, kind: str) -> list[str]:
     """Every rendered value of one element kind (``warning``, ``info``, ``error``, ``markdown``, …)."""
     return [str(el.value) for el in getattr(at, kind)]
+
+
+WIDGET_KINDS = ("selectbox", "radio", "multiselect", "text_input", "toggle")
+
+
+def widget(at, key):
+    """The widget bound to URL key ``key`` (KeyError when the view draws none, e.g. a control shown as text)."""
+    for kind in WIDGET_KINDS:
+        try:
+            return getattr(at, kind)(key=key)
+        except KeyError:
+            continue
+    raise KeyError(key)
+
+
+def shown(at, key):
+    """What a control bound to ``key`` shows: its widget's value, else — a control with one option, drawn as
+    text — the value the view wrote to the URL (None when neither)."""
+    try:
+        return widget(at, key).value
+    except KeyError:
+        return at.query_params.get(key)
+
+
+def fixed_texts(at) -> dict[str, str]:
+    """The sidebar's controls drawn as text ('**Label:** value'), label -> value."""
+    found = {}
+    for element in at.sidebar.markdown:
+        text = str(element.value)
+        if text.startswith("**") and ":** " in text:
+            label, value = text[2:].split(":** ", 1)
+            found[label] = value
+    return found

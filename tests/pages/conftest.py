@@ -22,6 +22,17 @@ def empty_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("empty")
 
 
+@pytest.fixture(scope="session")
+def published_only_dir(tmp_path_factory, synthetic_dir) -> Path:
+    """Task-level (published) scores only: no per-query rows, one precision, no MCR, one instruction state."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("published-only")
+    for name in ("task_scores_synthetic.parquet", "systems_synthetic.parquet"):
+        shutil.copy(synthetic_dir / name, folder / name)
+    return folder
+
+
 @pytest.fixture
 def open_url(monkeypatch):
     """``open_url(data_dir, page_file, params)`` -> AppTest after its first run, like a browser opening

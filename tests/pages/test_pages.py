@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import streamlit as st
 
-from app_harness import PAGE_FILES, ROOT, TITLES, texts
+from app_harness import PAGE_FILES, ROOT, TITLES, shown, texts
 from evalcore.store import Condition, Store
 
 INTROS = {  # a phrase of each page's one-line explanation
@@ -44,7 +44,7 @@ def test_page_renders_with_the_shipped_data(open_url, page):
     at = open_url(shipped, page)
     assert_clean(at)
     assert [t.value for t in at.title] == [TITLES[page]]
-    assert at.sidebar.selectbox(key="bench").value in ("rar-b", "r2med")
+    assert shown(at, "bench") in ("rar-b", "r2med")
 
 
 @pytest.mark.parametrize("page", PAGE_FILES)
@@ -54,17 +54,44 @@ def test_page_explains_an_empty_data_dir(open_url, empty_dir, page):
     assert [t.value for t in at.title] == [TITLES[page]]
     assert any("no results in the data folder" in m for m in texts(at, "info"))
     assert any("evalcore ingest" in c.value for c in at.code)
+    shown_text = " ".join(texts(at, "info") + texts(at, "markdown") + [c.value for c in at.code])
+    assert str(empty_dir) not in shown_text, "a visitor is never told the server's file paths"
+
+
+NEEDS = {"ties-and-precision.py": "per-query results", "rank-flips.py": "runs at two precisions",
+         "instructions.py": "results with and without instruction for the same system",
+         "mcr-vs-full.py": "full and multiple-choice (MCR) results for the same system"}
 
 
 @pytest.mark.parametrize("page", PAGE_FILES)
 def test_page_with_published_scores_only(open_url, synthetic_dir, page):
-    """r2med has task scores but no per-query data, one precision, no MCR, no instruction variants."""
+    """r2med has task scores but no per-query data, one precision, no MCR, no instruction variants: a view
+    that needs them moves to rar-b and says so in one line; the others stay."""
     at = open_url(synthetic_dir, page, {"bench": "r2med"})
     assert_clean(at)
-    assert at.sidebar.selectbox(key="bench").value == "r2med"
-    if page in ("ties-and-precision.py", "rank-flips.py", "instructions.py", "mcr-vs-full.py"):
-        assert texts(at, "info"), "the page says what is missing"
-        assert any("evalcore ingest" in c.value for c in at.code), "and how to add it"
+    assert not [c for c in at.code if "evalcore ingest" in c.value], "not a dead end: rar-b has what it needs"
+    if page in NEEDS:
+        assert at.query_params["bench"] == "rar-b"
+        assert f"{TITLES[page]} needs {NEEDS[page]}: showing RAR-b" in " ".join(texts(at, "info"))
+        assert "R2MED" in (widget_help(at, "bench") or ""), "the benchmark's help says why R2MED is not offered"
+    else:
+        assert shown(at, "bench") == "r2med"
+
+
+def widget_help(at, key):
+    for element in at.sidebar.markdown:
+        if str(element.value).startswith("**Benchmark:**"):
+            return element.proto.help
+    return at.sidebar.selectbox(key=key).help
+
+
+@pytest.mark.parametrize("page", sorted(NEEDS))
+def test_a_folder_that_truly_lacks_it_keeps_the_ingest_hint(open_url, published_only_dir, page):
+    at = open_url(published_only_dir, page)
+    assert_clean(at)
+    commands = [c.value for c in at.code if "evalcore ingest" in c.value]
+    assert commands, "the page says how to add what it needs"
+    assert str(published_only_dir) not in " ".join(commands) and "--data DATA_DIR" in commands[0]
 
 
 def test_missing_data_dir_is_explained(open_url, tmp_path):
@@ -106,7 +133,8 @@ def test_incomplete_and_zero_systems_are_explained(open_url, synthetic_dir):
 
 
 def test_what_if_panel_rescoring_a_run(open_url, synthetic_dir):
-    at = open_url(synthetic_dir, "ties-and-precision.py", {"wi_to": "fp16", "wi_scoring": "sigmoid"})
+    at = open_url(synthetic_dir, "ties-and-precision.py", {"wi_to": "fp16", "wi_scoring": "sigmoid",
+                                                           "instr": "without"})
     assert_clean(at)
     what_if = at.dataframe[-1].value
     assert what_if["condition"].tolist() == ["fp32", "fp16", "fp16+hps"]
@@ -157,15 +185,15 @@ def test_dropping_a_result_file_shows_up_without_restart(open_url, synthetic_dir
     assert "new-bench" in at.selectbox(key="bench").options
 
 
-def test_the_suggested_ingest_command_is_valid(open_url, synthetic_dir):
+def test_the_suggested_ingest_command_is_valid(open_url, published_only_dir):
     """Empty states print an `evalcore ingest` call; the real CLI parser accepts it."""
     import shlex
 
     from evalcore.cli import build_parser
 
-    at = open_url(synthetic_dir, "rank-flips.py", {"bench": "r2med"})
+    at = open_url(published_only_dir, "rank-flips.py", {"bench": "r2med"})
     command = next(c.value for c in at.code if "evalcore ingest" in c.value)
     argv = shlex.split(command.replace("\\\n", " "))
     assert argv[:3] == ["python", "-m", "evalcore"]
     args = build_parser().parse_args(argv[3:])
-    assert (args.benchmark, args.precision, args.instruction, args.data) == ("r2med", "bf16", "no", str(synthetic_dir))
+    assert (args.benchmark, args.precision, args.instruction, args.data) == ("r2med", "bf16", "no", "DATA_DIR")

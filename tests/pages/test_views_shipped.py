@@ -1,0 +1,236 @@
+"""The views beside the Leaderboard on the shipped data, as a first visitor opens them (issue 18): each one shows
+its answer without a click (moving to a condition that has what it needs, and saying so), and the numbers it
+shows equal an independent computation straight from the parquet files (pandas / numpy / scipy), not the
+store code the page calls.
+"""
+from __future__ import annotations
+
+import ast
+import html
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app_harness import ROOT, page_path_from_main, texts
+
+REAL = ROOT / "data" / "real" / "query_metrics"
+MINILM, BM25, MPNET = "tiebreak-run/all-MiniLM-L6-v2", "tiebreak-run/bm25s", "tiebreak-run/all-mpnet-base-v2"
+POOLED = "Full (pooled candidates)"
+
+
+def real_rows(task: str | None = None, **equal) -> pd.DataFrame:
+    """Per-query rows of data/real (every task, or one), filtered on columns while reading."""
+    files = sorted(REAL.glob("rar-b_*.parquet")) if task is None else [REAL / f"rar-b_{task}.parquet"]
+    if not files or not all(f.exists() for f in files):
+        pytest.fail("data/real ships no per-query files")
+    filters = [(name, "==", value) for name, value in equal.items()]
+    frames = [pd.read_parquet(f, filters=filters or None) for f in files]
+    rows = pd.concat(frames, ignore_index=True)
+    for column in ("system", "task", "setting", "precision", "metric", "tie_policy", "qid", "precision_kind"):
+        if column in rows:
+            rows[column] = rows[column].astype(str)
+    return rows
+
+
+def task_means(value: str = "oblivious", **equal) -> pd.DataFrame:
+    """system × task means of ``value`` (one row per system, one column per task)."""
+    rows = real_rows(**equal)
+    return rows.groupby(["system", "task"])[value].mean().unstack("task")
+
+
+def geometric_mean(frame: pd.DataFrame) -> pd.Series:
+    """G per row over the columns; 0 when a task is 0."""
+    with np.errstate(divide="ignore"):
+        return np.exp(np.log(frame).mean(axis=1)).where((frame > 0).all(axis=1), 0.0)
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return ROOT / "data"
+
+
+# ------------------------------------------------------------------------------------------------ Rank flips
+def test_rank_flips_first_visit_shows_fp32_to_bf16_on_the_pooled_runs(open_url, shipped):
+    from scipy.stats import kendalltau
+
+    at = open_url(shipped, "rank-flips.py")
+    assert not at.exception
+    assert "Rank flips needs runs at two precisions: showing RAR-b · full (pooled candidates)." in texts(at, "info")
+    assert (at.query_params["setting"], at.query_params["flip_a"], at.query_params["flip_b"]) == (
+        "full-pooled", "fp32", "bf16")
+    assert at.get("plotly_chart"), "the slope chart is drawn by default"
+    assert not [c for c in at.code if "evalcore ingest" in c.value]
+    # independent: G per system from the parquet files (instructions as published = with), scipy's tau-b
+    common = dict(setting="full-pooled", metric="ndcg@10", tie_policy="docid-desc", instruction=True)
+    g = {p: geometric_mean(task_means(precision=p, **common).dropna()) for p in ("fp32", "bf16")}
+    both = g["fp32"].index.intersection(g["bf16"].index)
+    assert len(both) >= 7, "issue 17: fp32 -> bf16 has at least 7 systems"
+    shown = metrics(at)
+    assert shown["Systems"] == str(len(both))
+    tau = kendalltau(g["fp32"][both], g["bf16"][both], variant="b").statistic
+    assert shown["Kendall τ-b"] == f"{tau:.3f}"
+    caption = " ".join(texts(at, "caption"))
+    assert "bf16 means different things here" in caption and "(inference)" in caption and "(storage)" in caption
+    labels = at.selectbox(key="flip_b").options
+    assert "bf16 (inference / scores stored)" in labels, labels
+    # going back to the Leaderboard undoes the move: the visitor never chose full-pooled
+    at.switch_page(page_path_from_main("leaderboard.py")).run()
+    assert at.query_params["setting"] == "full"
+
+
+def test_rank_flips_per_task_has_at_least_seven_systems(open_url, shipped):
+    at = open_url(shipped, "rank-flips.py")
+    tasks = sorted(real_rows(task=None, system=BM25, setting="mcr", precision="fp32", metric="p@1",
+                             tie_policy="docid-desc", instruction=False)["task"].unique())
+    assert at.selectbox(key="flip_task").options[1:] == [f"{t} alone" for t in tasks]
+    for task in tasks:
+        at.selectbox(key="flip_task").set_value(task).run()
+        assert int(metrics(at)["Systems"]) >= 7, task
+
+
+# ------------------------------------------------------------------------------------------- Ties & precision
+def test_ties_first_visit_profile_and_table(open_url, shipped):
+    at = open_url(shipped, "ties-and-precision.py")
+    assert not at.exception
+    assert "Ties & precision needs per-query results: showing RAR-b · full (pooled candidates)." in texts(at, "info")
+    rows = real_rows(setting="full-pooled", metric="ndcg@10", tie_policy="docid-desc")
+    tasks = sorted(rows["task"].unique())
+    assert at.selectbox(key="tp_task").options[1:] == tasks, "the task list holds the tasks that have data"
+    profile = at.get("plotly_chart")[0].proto.spec
+    titles = [a["text"] for a in json.loads(profile)["layout"]["annotations"]]
+    assert sorted(titles) == sorted(s.split("/", 1)[-1] for s in rows["system"].unique()), "one panel per system"
+    table = next(df.value for df in at.dataframe if "precision_kind" in df.value.columns)
+    mine = rows[(rows["system"] == MINILM) & (rows["precision"] == "bf16") & rows["instruction"]]
+    expected = mine.groupby("task")["expected"].mean().mean()
+    shown = table[(table["system"] == MINILM) & (table["precision"] == "bf16")].iloc[0]
+    assert shown["expected"] == pytest.approx(expected, abs=1e-12)
+    assert shown["precision_kind"] == "inference"
+    assert set(table.loc[table["system"] == BM25, "precision_kind"]) == {"native", "stored"}
+
+
+def test_what_if_follows_the_sidebars_instruction_state(open_url, shipped):
+    """Issue 18 bug: the what-if showed the without-instruction run (0.7357) under a table of with-instruction
+    rows (0.5549). Now it shows a run only in the table's own condition, and offers to switch."""
+    at = open_url(shipped, "ties-and-precision.py")
+    assert not [df for df in at.dataframe if "condition" in df.value.columns], "no mismatched what-if numbers"
+    button = next(b for b in at.button if "without instruction" in b.label)
+    button.click().run()
+    assert at.query_params["instr"] == "without"
+    what_if = next(df.value for df in at.dataframe if "condition" in df.value.columns)
+    run = at.selectbox(key="wi_run").value
+    task = run.split("_")[1]
+    stored = real_rows(task, system=MINILM, setting="full-pooled", metric="ndcg@10", tie_policy="docid-desc",
+                       precision="fp32", instruction=False)
+    fp32 = what_if[what_if["condition"] == "fp32"].iloc[0]
+    assert fp32["expected"] == pytest.approx(stored["expected"].mean(), abs=1e-9)
+    assert fp32["oblivious"] == pytest.approx(stored["oblivious"].mean(), abs=1e-9)
+    notes = " ".join(texts(at, "info"))
+    assert "equals `fp32` **by construction**" in notes
+    hps = what_if[what_if["condition"] == "bf16+hps"].iloc[0]
+    assert hps["expected"] == pytest.approx(fp32["expected"], abs=1e-12), "by construction, as the note says"
+    at.radio(key="wi_scoring").set_value("sigmoid").run()
+    assert "by construction" not in " ".join(texts(at, "info"))
+
+
+# ---------------------------------------------------------------------------------------------- MCR vs full
+def test_mcr_vs_full_first_visit_names_its_zero_factors(open_url, shipped):
+    at = open_url(shipped, "mcr-vs-full.py")
+    assert not at.exception
+    assert at.query_params["mcr_metric"] == "p@1"
+    mcr = task_means(setting="mcr", metric="p@1", tie_policy="docid-desc", precision="fp32", instruction=True)
+    full = task_means(setting="full-pooled", metric="ndcg@10", tie_policy="docid-desc", precision="fp32",
+                      instruction=True)
+    zero = mcr.stack()
+    zero = zero[zero == 0]
+    assert len(zero), "the shipped data has MCR tasks scoring 0"
+    warning = " ".join(texts(at, "warning"))
+    assert "zero factor of the geometric mean" in warning
+    for (system, task) in zero.index:
+        assert f"**{system.replace('_', chr(92) + '_')}** (" in warning and task in warning
+    table = at.dataframe[-1].value.set_index("system")
+    shared = mcr.columns.intersection(full.columns)
+    g_mcr = geometric_mean(mcr.loc[[MINILM], shared])[MINILM]
+    assert table.loc[MINILM, "G_b"] == pytest.approx(g_mcr, abs=1e-12)
+    assert table.loc[MINILM, "G_a"] == pytest.approx(geometric_mean(full.loc[[MINILM], shared])[MINILM], abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- Instructions
+def test_instructions_first_visit_gap_in_g(open_url, shipped):
+    at = open_url(shipped, "instructions.py")
+    assert not at.exception
+    assert any("Instructions needs results with and without instruction" in t for t in texts(at, "info"))
+    common = dict(setting="full-pooled", metric="ndcg@10", tie_policy="docid-desc", precision="fp32")
+    with_ = task_means(instruction=True, **common)
+    without = task_means(instruction=False, **common)
+    tasks = with_.loc[MPNET].dropna().index.intersection(without.loc[MPNET].dropna().index)
+    gap = geometric_mean(with_.loc[[MPNET], tasks])[MPNET] - geometric_mean(without.loc[[MPNET], tasks])[MPNET]
+    table = at.dataframe[-1].value.set_index("system")
+    assert table.loc[MPNET, "gap"] == pytest.approx(gap, abs=1e-12)
+    assert len(at.get("plotly_chart")) == 2
+
+
+# --------------------------------------------------------------------------------------------------- Compare
+def _sign_flip_p(differences: np.ndarray, n: int = 20000, seed: int = 3) -> float:
+    rng = np.random.default_rng(seed)
+    signs = rng.choice([-1.0, 1.0], size=(n, differences.size))
+    extreme = np.abs((signs * differences).mean(axis=1)) >= abs(differences.mean()) - 1e-12
+    return (1 + extreme.sum()) / (1 + n)
+
+
+def test_compare_first_visit_tests_expected_values(open_url, shipped):
+    at = open_url(shipped, "compare.py")
+    assert not at.exception
+    assert "Compare needs two systems with per-query results: showing RAR-b · full (pooled candidates)." in texts(
+        at, "info")
+    assert at.radio(key="values").value == "expected"
+    systems, task = at.multiselect(key="sys").value, at.selectbox(key="task").value
+    tests = at.dataframe[-1].value
+    config = json.loads(at.dataframe[-1].proto.columns)  # the column_config: the choice is shown
+    assert config["mean_diff"]["label"] == "Mean A − B (expected)"
+    rows = real_rows(task, setting="full-pooled", metric="ndcg@10", tie_policy="docid-desc", precision="fp32",
+                     instruction=True)
+    wide = rows[rows["system"].isin(systems)].pivot(index="qid", columns="system", values="expected")
+    differences = (wide[systems[0]] - wide[systems[1]]).to_numpy()
+    assert tests.iloc[0]["mean_diff"] == pytest.approx(differences.mean(), abs=1e-12)
+    assert tests.iloc[0]["p_value"] == pytest.approx(_sign_flip_p(differences), abs=0.02)
+    at.radio(key="values").set_value("oblivious").run()
+    wide = rows[rows["system"].isin(systems)].pivot(index="qid", columns="system", values="oblivious")
+    assert at.dataframe[-1].value.iloc[0]["mean_diff"] == pytest.approx(
+        (wide[systems[0]] - wide[systems[1]]).mean(), abs=1e-12)
+
+
+def test_compare_drill_down_shows_the_texts_of_the_source_csv(open_url, shipped):
+    """The query and the candidates' texts in the drill-down are RAR-b's own (the upstream CSV, read here)."""
+    from needs import require_source
+
+    folder = require_source("rarb-mcr")
+    at = open_url(shipped, "compare.py", {"setting": "mcr", "sys": [BM25, MINILM], "task": "WinoGrande",
+                                          "instr": "without"})
+    assert not at.exception
+    csv = pd.read_csv(folder / "winogrande-test.csv", keep_default_na=False)
+    table = next(df.value for df in at.dataframe if "query" in df.value.columns)
+    first = table.iloc[0]
+    row = int(first["qid"][1:])
+    assert csv["queries"][row].startswith(first["query"].rstrip("…")[:60])
+    qid = at.selectbox(key="qid").value
+    row = int(qid[1:])
+    shown = [html.unescape(m).replace("\\", "") for m in texts(at, "markdown")]  # markdown-escaped text
+    assert any(csv["queries"][row] in m for m in shown)
+    candidates = next(df.value for df in at.dataframe if "relevant" in df.value.columns)
+    assert candidates["text"].tolist() == [str(t) for t in ast.literal_eval(csv["documents"][row])]
+    assert candidates["relevant"].tolist() == [i == int(csv["labels"][row]) for i in range(len(candidates))]
+    numbers = next(df.value for df in at.dataframe if "tied_at_cutoff" in df.value.columns
+                   and "n_candidates" in df.value.columns)
+    stored = real_rows("WinoGrande", setting="mcr", metric="p@1", tie_policy="docid-desc", precision="fp32",
+                       instruction=False, qid=qid)
+    for system in (BM25, MINILM):
+        mine = stored[stored["system"] == system].iloc[0]
+        shown = numbers[numbers["system"] == system].iloc[0]
+        assert (shown["expected"], shown["min"], shown["max"], bool(shown["tied_at_cutoff"])) == pytest.approx(
+            (mine["expected"], mine["min"], mine["max"], bool(mine["tied_at_cutoff"])))

@@ -1,0 +1,113 @@
+"""The per-query drill-down: two to four systems on one task, query by query — the query's text, each system's
+tie-aware value with its [min, max] and whether a tie decided it — and one query in full: its text, its
+instruction, the candidates' texts with the relevant one marked, and every system's numbers on it.
+
+Compare (``pages/compare.py``) draws it for systems of the data folder; an upload view can draw it for a
+candidate run beside them (issue 20): everything it needs comes in as arguments (the per-query rows of
+``ui.data.query_diff`` and the task's texts of ``ui.data.task_texts``).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from ui import hints, state, tables
+from ui.data import TaskTexts
+
+VALUE_LABELS = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
+SNIPPET = 110  # characters of a query's text in the table
+
+
+def snippet(text: str, limit: int = SNIPPET) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, value: str,
+                diff_only: bool, task: str) -> pd.DataFrame:
+    """One row per query: its text, each system's ``value`` with its [min, max] and tie status, the spread
+    across the systems; only queries where they differ when ``diff_only``. Returns the table shown."""
+    wide = rows.pivot(index="qid", columns="system", values=value).reindex(columns=list(systems))
+    low = rows.pivot(index="qid", columns="system", values="min").reindex(columns=list(systems))
+    high = rows.pivot(index="qid", columns="system", values="max").reindex(columns=list(systems))
+    tied = rows.pivot(index="qid", columns="system", values="tied_at_cutoff").reindex(columns=list(systems))
+    per_qid = rows.groupby("qid")[["spread", "differs"]].first()
+    table = pd.DataFrame(index=wide.index)
+    if texts is not None:
+        table["query"] = texts.queries.set_index("qid")["text"].reindex(table.index).map(
+            lambda t: snippet(t) if isinstance(t, str) else "")
+    for system in systems:
+        table[system] = wide[system]
+        table[f"{system} [min, max]"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(low[system], high[system])]
+        table[f"{system} tied"] = tied[system].astype(bool)
+    table = table.join(per_qid).reset_index()
+    differing = int(per_qid["differs"].sum())
+    st.markdown(f"**{differing} of {len(per_qid)}** queries of {hints.safe_text(task)} score differently across these "
+                f"systems ({VALUE_LABELS[value]} values). *Tied* means the system had a tie straddling the metric's "
+                "cutoff on that query: its reported score there was decided by tie-breaking, anywhere in "
+                "[min, max].")
+    if diff_only:
+        table = table[table["differs"]]
+    table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
+    config = {"qid": "Query id", "query": st.column_config.TextColumn("Query", width="large"),
+              "spread": tables.number("Spread", help=f"max − min of the {value} values across the systems")}
+    for system in systems:
+        config[system] = tables.number(f"{system} ({value})")
+        config[f"{system} [min, max]"] = st.column_config.TextColumn(
+            f"{system} [min, max]", help="The lowest and highest value over every ordering of tied documents.")
+        config[f"{system} tied"] = st.column_config.CheckboxColumn(f"{system} tied")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=config,
+                 height=min(420, 36 * len(table) + 40))
+    return table
+
+
+def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, setting: str,
+                 choices: Sequence[str], key: str = "qid") -> None:
+    """One query in full: pick it (URL key ``key``; default the first of ``choices``, e.g. the largest
+    spread), then its text and instruction, its candidates' texts with the relevant one marked, and each
+    system's oblivious / expected / min / max, tie status and the number of documents ranked."""
+    if not choices:
+        return
+    query_text = texts.queries.set_index("qid")["text"] if texts is not None else pd.Series(dtype=object)
+    qid = state.select(key, "Show one query in full", list(choices), choices[0], always=False,
+                       format_func=lambda q: f"{q} · {snippet(query_text.get(q, ''), 70)}" if q in query_text else q,
+                       help="Queries in the order of the table above (largest spread first).")
+    if texts is not None and qid in query_text:
+        record = texts.queries.set_index("qid").loc[qid]
+        st.markdown(f"**Query** — {hints.safe_text(record['text'])}")
+        if record.get("instruction"):
+            st.caption(f"Instruction (prefixed in runs “with instruction”): {hints.safe_text(record['instruction'])}")
+    numbers = rows[rows["qid"] == qid].set_index("system").reindex(list(systems)).reset_index()
+    st.dataframe(numbers[["system", "oblivious", "expected", "min", "max", "tied_at_cutoff", "n_candidates"]],
+                 hide_index=True, width="stretch", column_config={
+                     "system": "System", "oblivious": tables.number("Oblivious"),
+                     "expected": tables.number("Expected"), "min": tables.number("Min"), "max": tables.number("Max"),
+                     "tied_at_cutoff": st.column_config.CheckboxColumn("Tied at cutoff"),
+                     "n_candidates": tables.number("Documents ranked", 0, help=(
+                         "Candidates of this query (MCR), or the documents evaluated from the pool: the top 100 "
+                         "and every document tied with the 100th."))})
+    if texts is None:
+        st.caption("The data folder ships no texts for this task (`tasks/` beside the results), so only ids are "
+                   "shown.")
+        return
+    relevant = texts.qrels[(texts.qrels["setting"] == setting) & (texts.qrels["qid"] == qid)
+                           & (texts.qrels["relevance"] > 0)]
+    documents = texts.documents.set_index("docid")["text"]
+    if setting == "mcr":
+        candidates = texts.candidates[texts.candidates["qid"] == qid]
+        shown = pd.DataFrame({
+            "docid": candidates["docid"].to_numpy(),
+            "text": [documents.get(d, "") for d in candidates["pool_docid"]],
+            "relevant": candidates["docid"].isin(relevant["docid"]).to_numpy(),
+        })
+        st.markdown(f"**Candidates** ({len(shown)}, in the order the runs saw them; ✓ = the correct answer)")
+        st.dataframe(shown, hide_index=True, width="stretch", column_config={
+            "docid": "Doc id", "text": st.column_config.TextColumn("Candidate", width="large"),
+            "relevant": st.column_config.CheckboxColumn("Relevant")})
+    else:
+        st.markdown(f"**Relevant document** (ranked against the task's pool of {len(documents):,} candidate "
+                    "answers)")
+        for docid in relevant["docid"]:
+            st.markdown(f"`{hints.safe_text(docid)}` — {hints.safe_text(documents.get(docid, ''))}")
