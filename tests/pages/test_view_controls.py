@@ -1,0 +1,116 @@
+"""The views' controls offer what exists and keep what the visitor chose (issue 18), as AppTest sessions: a
+choice survives a condition where it is not an option, a single possible value is text, MCR opens on accuracy,
+and the bugs the issue lists stay fixed (Compare losing its systems, '(1 do…)', advice to pick what is picked).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from app_harness import ROOT, fixed_texts, page_path_from_main, shown, texts
+
+SHIPPED = ROOT / "data"
+MINILM, BM25 = "tiebreak-run/all-MiniLM-L6-v2", "tiebreak-run/bm25s"
+
+
+def test_compare_keeps_its_systems_through_a_setting_without_them(open_url):
+    """Issue 18 bug: Compare lost its selected systems when the setting changed."""
+    at = open_url(SHIPPED, "compare.py", {"setting": "full-pooled", "sys": [BM25, MINILM]})
+    assert at.multiselect(key="sys").value == [BM25, MINILM]
+    at.sidebar.radio(key="setting").set_value("full").run()  # published scores: our runs are not there
+    assert not at.exception
+    assert BM25 not in at.multiselect(key="sys").options
+    at.sidebar.radio(key="setting").set_value("mcr").run()
+    assert at.multiselect(key="sys").value == [BM25, MINILM]
+    assert at.query_params["sys"] == [BM25, MINILM]
+
+
+def test_a_picked_system_survives_a_setting_without_it(open_url):
+    at = open_url(SHIPPED, "compare.py", {"setting": "full-pooled"})
+    first = at.multiselect(key="sys").value
+    at.multiselect(key="sys").set_value([BM25, first[0]]).run()
+    at.sidebar.radio(key="setting").set_value("full").run()
+    at.sidebar.radio(key="setting").set_value("full-pooled").run()
+    assert at.multiselect(key="sys").value == [BM25, first[0]]
+
+
+def test_mcr_opens_on_accuracy(open_url):
+    """RAR-b's MCR metric is accuracy (p@1): the Leaderboard opens MCR on it although ndcg@10 exists too."""
+    at = open_url(SHIPPED, "leaderboard.py", {"setting": "mcr"})
+    assert not at.exception
+    assert {"p@1", "ndcg@10"} <= set(at.sidebar.selectbox(key="metric").options)
+    assert at.sidebar.selectbox(key="metric").value == "p@1"
+    assert at.query_params["metric"] == "p@1"
+    at.sidebar.radio(key="setting").set_value("full-pooled").run()
+    assert at.sidebar.selectbox(key="metric").value == "ndcg@10"
+
+
+def test_a_chosen_metric_is_kept_over_the_default(open_url):
+    at = open_url(SHIPPED, "leaderboard.py", {"setting": "mcr", "metric": "ndcg@10"})
+    assert at.sidebar.selectbox(key="metric").value == "ndcg@10"
+
+
+def test_a_control_with_one_possible_value_is_text_and_says_why(open_url):
+    """Ties & precision needs per-query rows: only RAR-b has them, so the benchmark is text, not a dropdown
+    offering nothing, and its help names R2MED and why."""
+    at = open_url(SHIPPED, "ties-and-precision.py")
+    assert fixed_texts(at)["Benchmark"] == "RAR-b"
+    with pytest.raises(KeyError):
+        at.sidebar.selectbox(key="bench")
+    help_text = next(m.proto.help for m in at.sidebar.markdown if str(m.value).startswith("**Benchmark:**"))
+    assert "R2MED" in help_text and "needs per-query results" in help_text
+    assert at.query_params["bench"] == "rar-b", "a view's URL still names every field it shows"
+
+
+def test_an_option_without_results_is_not_offered(open_url):
+    """R2MED has published full-retrieval scores only: its Setting offers no MCR (the help says so)."""
+    at = open_url(SHIPPED, "leaderboard.py", {"bench": "r2med"})
+    assert fixed_texts(at)["Setting"] == "Full retrieval"
+    help_text = next(m.proto.help for m in at.sidebar.markdown if str(m.value).startswith("**Setting:**"))
+    assert "R2MED has no Multiple choice (MCR) setting" in help_text
+
+
+def test_a_move_for_one_view_does_not_change_the_others(open_url):
+    """Rank flips moves R2MED (one precision) to RAR-b for itself; the Leaderboard shows R2MED again."""
+    at = open_url(SHIPPED, "leaderboard.py", {"bench": "r2med"})
+    at.switch_page(page_path_from_main("rank-flips.py")).run()
+    assert at.query_params["bench"] == "rar-b"
+    assert any(t.startswith("Rank flips needs runs at two precisions: showing RAR-b") for t in texts(at, "info"))
+    at.switch_page(page_path_from_main("leaderboard.py")).run()
+    assert at.query_params["bench"] == "r2med"
+    assert shown(at, "bench") == "r2med"
+
+
+def test_fewer_than_two_systems_is_said_in_words(open_url, synthetic_dir):
+    """Issue 18 bug: 'Fewer than two systems… (1 do…)'."""
+    at = open_url(synthetic_dir, "rank-flips.py", {"q": "e5-small"})
+    assert not at.exception
+    infos = " ".join(texts(at, "info"))
+    assert "Only one system has complete results under both fp32 and bf16" in infos, infos
+    assert "(1 do" not in infos
+
+
+@pytest.fixture(scope="module")
+def mcr_lacks_siqa(tmp_path_factory, synthetic_dir):
+    """The synthetic folder without MCR results for SIQA: full and MCR share three tasks, not four."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("mcr-lacks-siqa")
+    for path in synthetic_dir.glob("*.parquet"):
+        frame = pd.read_parquet(path)
+        if "setting" in frame and "task" in frame:
+            frame = frame[~((frame["setting"] == "mcr") & (frame["task"] == "SIQA"))]
+        frame.to_parquet(folder / path.name, index=False)
+    shutil.copytree(synthetic_dir / "runs", folder / "runs")
+    return folder
+
+
+def test_mcr_vs_full_never_advises_the_choice_already_made(open_url, mcr_lacks_siqa):
+    """Issue 18 bug: MCR vs full advised "as published" while "as published" was selected."""
+    at = open_url(mcr_lacks_siqa, "mcr-vs-full.py", {"mcr_task": "SIQA"})
+    assert not at.exception
+    said = " ".join(texts(at, "info"))
+    assert "No system has both full and MCR results under this condition on SIQA" in said, said
+    assert "as published" not in said
+    at = open_url(mcr_lacks_siqa, "mcr-vs-full.py", {"mcr_task": "SIQA", "instr": "without"})
+    assert "'as published' instructions" in " ".join(texts(at, "info"))
