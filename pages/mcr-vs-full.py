@@ -36,17 +36,18 @@ def render() -> None:
     left, right = st.columns(2)
     mcr_metric = state.select("mcr_metric", "MCR metric", mcr_metrics, "p@1" if "p@1" in mcr_metrics else None,
                               where=left, help="p@1 is RAR-b's MCR accuracy.")
-    tasks = view.tasks_with_results()
-    task = state.select("mcr_task", "Task", ["all"] + tasks, "all", where=right, always=False,
-                        format_func=lambda t: "all tasks" if t == "all" else t)
-    hints.condition_line(view, skip=("setting", "metric"), note=(
-        f" · {sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric} · MCR: {mcr_metric}"))
     gap = data.mcr_vs_full(view.data, replace(view.cond, metric=full_metric), systems=view.systems,
                            mcr_metric=mcr_metric, full_setting=full_setting)
+    tasks = sorted(gap.per_task["task"].unique().tolist())  # only tasks where some system has both settings
+    task = state.select("mcr_task", "Task", ["all"] + tasks, "all", where=right, always=False,
+                        format_func=lambda t: "all tasks" if t == "all" else t,
+                        help="The tasks on which some system has both full and MCR results here.")
+    hints.condition_line(view, skip=("setting", "metric"), note=(
+        f" · {sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric} · MCR: {mcr_metric}"))
     per_task = gap.per_task if task == "all" else gap.per_task[gap.per_task["task"] == task]
     if per_task.empty:
         hints.explain_missing(
-            "No system has both full and MCR results under this condition" + ("" if task == "all" else f" on {task}") + ".",
+            "No system has both full and MCR results under this condition.",
             _advice(view) + " Or ingest the missing setting:",
             hints.ingest_hint(view, setting="mcr"))
         return
@@ -82,7 +83,7 @@ def _advice(view: sidebar.View) -> str:
     tips = []
     if view.cond.instruction is not None:
         tips.append("'as published' instructions")
-    tips.append("another precision or task")
+    tips.append("another precision, or loosen the system filters")
     return "Try " + " or ".join(tips) + " in the sidebar."
 
 
