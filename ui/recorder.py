@@ -3,7 +3,8 @@ snapshot (:mod:`ui.snapshot`, issue 21).
 
 Every view gets its snapshot without any code of its own: the frame (``ui/navigation.py``) runs the page
 inside :func:`recording`, and Streamlit's element functions that carry a view's content — ``title``,
-``header``, ``subheader``, ``metric``, ``dataframe``, ``plotly_chart`` and ``html`` — note what they were
+``header``, ``subheader``, the texts (``markdown``, ``caption``, ``info``, ``warning``, ``error``, ``success``),
+``metric``, ``dataframe``, ``plotly_chart`` and ``html`` — note what they were
 given, in order, before drawing it unchanged. They are wrapped once per process (:func:`install`, public
 names only: the methods of the class of ``st.sidebar`` and the ``st.*`` functions bound to the main area); a
 wrapper records only on the thread of a script run inside :func:`recording` (each session's script runs on
@@ -29,7 +30,9 @@ import streamlit as st
 from ui import snapshot
 
 LOG = logging.getLogger("tiebreak.app")
-ELEMENTS = ("title", "header", "subheader", "metric", "dataframe", "plotly_chart", "html")
+ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "metric",
+            "dataframe", "plotly_chart", "html")
+TEXTS = ("markdown", "caption", "info", "warning", "error", "success")
 BUTTON = "Download this view (HTML)"
 _LOCAL = threading.local()
 _INSTALL_LOCK = threading.Lock()
@@ -107,6 +110,9 @@ def recording():
 def _part(name: str, arguments: Mapping) -> snapshot.Part | None:
     if name in ("title", "header", "subheader"):
         return snapshot.Heading(_plain(arguments.get("body")), {"title": 1, "header": 2, "subheader": 3}[name])
+    if name in TEXTS:
+        body = arguments.get("body")
+        return snapshot.Text(name, str(body)) if body is not None and str(body).strip() else None
     if name == "metric":
         return snapshot.Metric(_plain(arguments.get("label")), _plain(arguments.get("value")))
     if name == "dataframe":

@@ -43,6 +43,16 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class Text:
+    """Words the page wrote (``st.markdown``, ``st.caption``, ``st.info`` / ``warning`` / ``error`` /
+    ``success``): ``kind`` is the element, ``body`` its markdown, shown as text with bold, code and line breaks
+    (links keep their words)."""
+
+    kind: str
+    body: str
+
+
+@dataclass(frozen=True)
 class Table:
     """A table as ``st.dataframe`` drew it: the frame, its ``column_config`` (a label, or Streamlit's config
     dict with ``label`` and ``type_config``; None hides the column), ``column_order``, ``hide_index`` and the
@@ -69,7 +79,7 @@ class Html:
     body: str
 
 
-Part = Heading | Metric | Table | Figure | Html
+Part = Heading | Metric | Text | Table | Figure | Html
 
 
 @dataclass(frozen=True)
@@ -264,9 +274,34 @@ th,td{border:1px solid #e2e8f0;padding:0.2rem 0.5rem;text-align:left;white-space
 thead th{background:#f1f5f9;position:sticky;top:0}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .tb-figure{margin:0.4rem 0 1rem}
+.tb-text{margin:0.4rem 0;line-height:1.5}.tb-caption{font-size:0.85rem;color:#64748b}
+.tb-info,.tb-warning,.tb-error,.tb-success{padding:0.5rem 0.8rem;border-radius:6px}
+.tb-info{background:#eff6ff}.tb-warning{background:#fffbeb}.tb-error{background:#fef2f2}.tb-success{background:#f0fdf4}
+code{font-family:ui-monospace,monospace;font-size:0.85em;background:#f1f5f9;padding:0 0.2em;border-radius:3px}
 .tb-share{word-break:break-all;font-family:ui-monospace,monospace;font-size:0.85rem}
 footer{margin-top:2rem;font-size:0.8rem;color:#64748b}
 """
+
+
+def markdown_text(text: str) -> str:
+    """A markdown body as escaped HTML text: ``**bold**``, `` `code` `` and line breaks kept, a link's words
+    kept (not the link: it pointed into the live dashboard), ``:material/…:`` icons and backslash escapes
+    removed. Text from data arrives HTML-escaped and backslash-escaped (:func:`ui.hints.safe_text`) and is
+    shown as the page showed it, as text."""
+    held: list[str] = []
+
+    def hold(match: re.Match) -> str:
+        held.append(match.group(1))
+        return f"\x00{len(held) - 1}\x00"
+
+    text = re.sub(r":material/[a-z_]+:", "", str(text).replace("\x00", ""))
+    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!<>|~])", hold, text)
+    text = html.escape(html.unescape(text))
+    text = re.sub(r"\[([^\]\n]+)\]\([^)\s]*\)", r"\1", text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+    text = re.sub(r"`([^`\n]+)`", r"<code>\1</code>", text)
+    text = re.sub(r"\x00(\d+)\x00", lambda m: html.escape(held[int(m.group(1))]), text)
+    return "<br>".join(line for line in text.strip().split("\n"))
 
 
 def _markdown_bold(text: str) -> str:
@@ -317,6 +352,11 @@ def build(snapshot: Snapshot) -> str:
         elif isinstance(part, Metric):
             metrics.append(f'<div class="tb-metric" data-tb="metric"><div class="tb-label">{html.escape(part.label)}'
                            f'</div><div class="tb-value">{html.escape(part.value)}</div></div>')
+        elif isinstance(part, Text):
+            if part.kind == "caption" and part.body.strip() == snapshot.condition_line:
+                continue  # the page's condition line, already under the title
+            kind = re.sub(r"[^a-z]", "", part.kind)
+            body.append(f'<div class="tb-text tb-{kind}">{markdown_text(part.body)}</div>')
         elif isinstance(part, Table):
             body.append(table_html(part))
         elif isinstance(part, Html):

@@ -2,7 +2,8 @@
 downloaded with "Download this view (HTML)" and opened in a fresh browser context that blocks every request
 not to a file:// or data: URL, shows what the live view shows — its title and section headings, the condition,
 the headline numbers, every table (column labels, row count, and each cell the live grid rendered, to the
-digits the snapshot prints), every chart's data (plotly traces; the forest chart's rows) and the share link —
+digits the snapshot prints), every chart's data (plotly traces; the forest chart's rows), its notices and the
+share link —
 and asks for nothing over the network, with no error in the console.
 
 The live numbers are read from the page Streamlit drew (the grid's accessible table holds the raw values of
@@ -49,6 +50,7 @@ READ_LIVE = """() => {
     }),
     figures: [...main.querySelectorAll('.js-plotly-plot')].map(FIGURE),
     forest: [...main.querySelectorAll('.tb-forest .tb-row[title]')].map(r => r.getAttribute('title')),
+    notes: [...main.querySelectorAll('[data-testid=stAlertContainer]')].map(text),
   };
 }"""
 READ_SNAPSHOT = """() => {
@@ -68,6 +70,7 @@ READ_SNAPSHOT = """() => {
       rows: [...t.querySelectorAll('tbody tr')].map(r => [...r.children].map(c => c.textContent))})),
     figures: [...document.querySelectorAll('.js-plotly-plot')].map(FIGURE),
     forest: [...document.querySelectorAll('.tb-forest .tb-row[title]')].map(r => r.getAttribute('title')),
+    notes: [...document.querySelectorAll('.tb-info, .tb-warning, .tb-error, .tb-success')].map(text),
   };
 }"""
 FIGURE = """(g) => (g._fullData || []).filter(t => t.visible !== false).map(t => ({
@@ -206,6 +209,9 @@ def test_the_snapshot_offline_shows_the_live_views_numbers(shipped, playwright_b
         # headline numbers and charts
         assert snap["metrics"] == live["metrics"]
         assert snap["forest"] == live["forest"]
+        assert len(snap["notes"]) == len(live["notes"]), (snap["notes"], live["notes"])
+        for live_note, snap_note in zip(live["notes"], snap["notes"]):  # notices: policy swaps, a moved view …
+            assert " ".join(snap_note.split()) in " ".join(live_note.split()), (snap_note, live_note)
         assert len(snap["figures"]) == len(live["figures"]) == figures
         for live_figure, snap_figure in zip(live["figures"], snap["figures"]):
             assert snap_figure == live_figure and any(t["x"] or t["y"] or t["z"] != "null" for t in snap_figure)

@@ -148,6 +148,8 @@ def test_the_recorder_notes_what_a_script_draws_and_passes_it_through():
             st.dataframe(tables.heat_styled(frame, ["t1"]), hide_index=True, column_config={"t1": "Task 1"})
             st.plotly_chart(go.Figure(go.Bar(x=["a"], y=[1])))
             st.html("<p>forest</p>")
+            st.warning("The tie policy decides **2** pairs")
+            st.sidebar.caption("the sidebar's words: not recorded")
         st.subheader("after the page: not recorded")
         parts = drawn.parts()
         st.session_state["kinds"] = [type(p).__name__ for p in parts]
@@ -157,9 +159,21 @@ def test_the_recorder_notes_what_a_script_draws_and_passes_it_through():
 
     at = AppTest.from_function(page, default_timeout=60).run()
     assert not at.exception
-    assert at.session_state["kinds"] == ["Heading", "Metric", "Heading", "Table", "Figure", "Html"]
+    assert at.session_state["kinds"] == ["Heading", "Metric", "Heading", "Table", "Figure", "Html", "Text"]
     assert at.session_state["title"] == "The view"
     assert at.session_state["css"] == tables.heat_shading(pd.DataFrame({"t1": [0.1, 0.9]}))["t1"].tolist()
     assert at.session_state["config"] == {"t1": "Task 1"}
     assert [m.value for m in at.metric] == ["2"] and len(at.dataframe) == 1, "drawn as before"
     assert [h.value for h in at.subheader] == ["Table", "after the page: not recorded"]
+
+
+def test_page_text_keeps_its_emphasis_and_shows_escaped_names_as_the_page_did():
+    from ui.hints import safe_text
+
+    body = f"Top system: **{safe_text(HOSTILE + ' **x_y')}** · [Glossary](glossary#hps) :material/check: `docid-desc`\nnext"
+    shown = snapshot.markdown_text(body)
+    assert shown == ("Top system: <b>&lt;script&gt;alert(1)&lt;/script&gt; **x_y</b> · Glossary  "
+                     "<code>docid-desc</code><br>next")
+    text = snapshot.build(_view([snapshot.Text("warning", body), snapshot.Text("caption", "rar-b · Full retrieval")]))
+    assert HOSTILE not in text and text.split("</style>")[1].count("tb-warning") == 1
+    assert "tb-caption" not in text.split("</style>")[1], "the condition caption is already under the title"
