@@ -12,7 +12,6 @@ from ui.navigation import PAGES_DIR
 
 TITLE = "Evaluate your run"
 SETTINGS = {"mcr": "Multiple choice (MCR)", "full-pooled": "Full (pooled candidates)"}
-DEFAULT_METRIC = {"mcr": "p@1", "full-pooled": "ndcg@10"}
 PRECISIONS = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "binary")
 INTRO = (
     "Where would your model land? **1.** Download the tasks' queries and candidates. **2.** Score them with any "
@@ -147,8 +146,8 @@ def _wait_text() -> str:
 
 def _condition(held: upload.Candidate) -> Condition:
     req = held.request
-    return Condition(req.benchmark, DEFAULT_METRIC.get(req.setting, "ndcg@10"), req.setting, req.instruction,
-                     req.precision, "docid-desc")
+    return Condition(req.benchmark, upload.DEFAULT_METRIC.get(req.setting, "ndcg@10"), req.setting,
+                     req.instruction, req.precision, "docid-desc")
 
 
 def _result(view, held: upload.Candidate) -> None:
@@ -162,13 +161,13 @@ def _result(view, held: upload.Candidate) -> None:
     upload.board_line(board, cond, held)
     left, mid, right, far = st.columns(4)
     if left.button("Show in the Leaderboard", icon=":material/leaderboard:", key="ev_go_board"):
-        _go("leaderboard.py", cond)
+        _go("leaderboard.py", held)
     others = [s for s in board.ranked["system"].tolist() if s != held.system]
     if mid.button("Compare with the top system", icon=":material/compare_arrows:", key="ev_go_compare",
                   disabled=not others):
-        _go("compare.py", cond, sys=[held.system, others[0]], values="expected")
+        _go("compare.py", held, sys=[held.system, others[0]], values="expected")
     if right.button("Its ties & precision", icon=":material/balance:", key="ev_go_ties"):
-        _go("ties-and-precision.py", cond)
+        _go("ties-and-precision.py", held)
     if far.button("Remove from this session", icon=":material/delete:", key="ev_forget"):
         upload.forget()
         st.rerun()
@@ -184,12 +183,9 @@ def _result(view, held: upload.Candidate) -> None:
     _keep_it(view, held)
 
 
-def _go(page: str, cond: Condition, **extra) -> None:
-    """Open ``page`` showing ``cond`` (as the visitor's choice, kept by the sidebar) in this session."""
-    wishes = {"bench": cond.benchmark, "setting": cond.setting, "metric": cond.metric,
-              "instr": "with" if cond.instruction else "without", "prec": cond.precision, "ties": cond.tie_policy,
-              **extra}
-    for key, value in wishes.items():
+def _go(page: str, held: upload.Candidate, **extra) -> None:
+    """Open ``page`` showing the run's condition (as the visitor's choice, kept by the sidebar) in this session."""
+    for key, value in {**upload.condition_wishes(held), **extra}.items():
         state.set_wish(key, value)
     st.switch_page(PAGES_DIR / page)
 

@@ -69,7 +69,7 @@ GLOSSARY = GLOSSARY_PATH
 
 def run() -> None:
     """One script run: navigation, then the chosen page inside the frame."""
-    from ui import recorder, state
+    from ui import recorder, state, upload
 
     started = time.perf_counter()
     st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide",
@@ -80,6 +80,7 @@ def run() -> None:
     state.begin_run(page.url_path)
     notices_box = st.container()
     st.sidebar.caption("tiebreak · tie-aware retrieval evaluation")
+    upload.sidebar_box()  # the visitor's own run (Evaluate your run), while the session holds one
     try:
         with recorder.recording() as drawn:  # what the page draws, for its snapshot (ui/recorder.py)
             page.run()

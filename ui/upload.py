@@ -382,6 +382,47 @@ def ingest(held: Candidate, data_dir: Path) -> str:
     return Path(written).name
 
 
+DEFAULT_METRIC = {"mcr": "p@1", "full-pooled": "ndcg@10"}
+"""The metric a view shows the candidate under when it moves the sidebar to the candidate's condition."""
+
+
+def condition_wishes(held: Candidate, metric: str | None = None) -> dict:
+    """The sidebar's URL keys set to the candidate's condition (``ui/state.py`` wishes)."""
+    req = held.request
+    return {"bench": req.benchmark, "setting": req.setting, "metric": metric or DEFAULT_METRIC.get(req.setting,
+                                                                                                   "ndcg@10"),
+            "instr": "with" if req.instruction else "without", "prec": req.precision, "ties": "docid-desc"}
+
+
+def _show_condition(held: Candidate) -> None:
+    from ui import state
+
+    for key, value in condition_wishes(held).items():
+        state.set_wish(key, value)
+
+
+def condition_words(held: Candidate) -> str:
+    req = held.request
+    setting = {"mcr": "MCR", "full-pooled": "full (pooled)"}.get(req.setting, req.setting)
+    return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
+            f"{req.precision}")
+
+
+def sidebar_box() -> None:
+    """On every view, while the session holds a run: its name and condition, and a button that moves the
+    sidebar there (the frame, ``ui/navigation.py``, calls this)."""
+    import streamlit as st
+
+    held = candidate()
+    if held is None:
+        return
+    box = st.sidebar.container(border=True)
+    box.markdown(f":material/person: **{_safe(held.system)}**  \n{_safe(condition_words(held))}")
+    box.button("Show its condition", key="tb_candidate_condition", icon=":material/my_location:", width="stretch",
+               on_click=_show_condition, args=(held,),
+               help="Set the sidebar to the condition your run was evaluated under (it is one more system there).")
+
+
 def board_line(board, cond, held: Candidate | None = None) -> None:
     """One line about the session's candidate on a board of ``cond``: its shared rank, its aggregate with the
     tie range and interval — or where it was evaluated when that is another condition. Nothing without one."""
@@ -397,9 +438,8 @@ def board_line(board, cond, held: Candidate | None = None) -> None:
         and cond.instruction in (None, req.instruction)
     name = _safe(held.system)
     if not same:
-        st.info(f"Your run **{name}** was evaluated on {req.benchmark} · {req.setting} · "
-                f"{'with' if req.instruction else 'without'} instruction · {req.precision}; choose that in the "
-                "sidebar to see it here.", icon=":material/person:")
+        st.info(f"Your run **{name}** was evaluated on {_safe(condition_words(held))}: “Show its condition” "
+                "in the sidebar shows it here.", icon=":material/person:")
         return
     agg = board.ranked_by
     mine = board.ranked[board.ranked["system"] == held.system]
