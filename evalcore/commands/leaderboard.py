@@ -232,7 +232,8 @@ def run(args: argparse.Namespace) -> int:
         raise _no_results(store, cond, conditions)
     columns = SUMMARY[board.ranked_by] + board.tasks
     if candidate is not None:
-        return _print_with_candidate(board, cond, policy_reason, candidate, args.format)
+        return _print_with_candidate(board, cond, policy_reason, candidate, args.format,
+                                     absent=_candidate_absent(cond, args))
     numeric = [c for c in columns if c in SCORE_COLUMNS] + board.tasks
     if args.format == "json":
         def records(df):
@@ -276,7 +277,24 @@ def _candidate_columns(board: "Leaderboard") -> list[str]:
              "rank_hi", "shared_rank", "n_tasks"] + board.tasks)
 
 
-def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: str, fmt: str) -> int:
+def _candidate_absent(cond, args) -> str:
+    """Why the candidate may be missing from this board: the board's metric or instruction is not the run's."""
+    from evalcore.candidate import SETTING_METRICS, SETTING_TIE_POLICIES
+
+    metrics = SETTING_METRICS.get(cond.setting, ())
+    policies = SETTING_TIE_POLICIES.get(cond.setting, ())
+    said = {"yes": True, "no": False}[args.candidate_instruction]
+    if cond.metric not in metrics or cond.tie_policy not in policies:
+        return (f"not on this board: a {cond.setting} candidate has {', '.join(metrics)} under "
+                f"{', '.join(policies)} (use --metric / --tie-policy)")
+    if cond.instruction is not None and cond.instruction != said:
+        return (f"not on this board: the run is --candidate-instruction {args.candidate_instruction}, the board shows "
+                f"--instruction {'with' if cond.instruction else 'without'}")
+    return "not ranked (no usable value)"
+
+
+def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: str, fmt: str,
+                          absent: str = "not ranked") -> int:
     """The board with the candidate's row marked (column ``candidate``; in the table ``<<``) and one line about
     where it lands; the candidate not ranked (a task without a usable value) is said too."""
     import json
@@ -320,7 +338,7 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
               f"({board.bootstrap} resamples)")
     else:
         reason = board.incomplete.loc[board.incomplete["system"] == name, "reason"]
-        print(f"{CANDIDATE_MARK} {name}: not ranked ({reason.iloc[0] if len(reason) else 'no usable value'})")
+        print(f"{CANDIDATE_MARK} {name}: " + (f"not ranked ({reason.iloc[0]})" if len(reason) else absent))
     for line in _notes(board, cond, policy_reason):
         print(line)
     print("the candidate is evaluated in memory: nothing was written")

@@ -212,6 +212,17 @@ def test_the_table_marks_the_candidate_and_says_where_it_lands(shipped_copy: Pat
     assert "nothing was written" in stdout
 
 
+def test_a_board_of_another_instruction_state_says_why_the_candidate_is_absent(shipped_copy: Path,
+                                                                                constant_csv: Path):
+    code, stdout, stderr = cli("leaderboard", "--data", str(shipped_copy), "--benchmark", "rar-b",
+                               "--setting", "mcr", "--metric", "p@1", "--instruction", "with",
+                               "--candidate", str(constant_csv), "--candidate-name", "flat")
+    assert code == 0, stderr
+    assert "<< flat: not on this board: the run is --candidate-instruction no, the board shows --instruction with" \
+        in stdout
+    assert not any(line.rstrip().endswith("<<") for line in stdout.splitlines())
+
+
 def test_a_candidate_named_like_a_shipped_system_is_one_line(shipped_copy: Path, constant_csv: Path):
     code, _, stderr = cli("leaderboard", "--data", str(shipped_copy), "--benchmark", "rar-b", "--setting", "mcr",
                           "--candidate", str(constant_csv), "--candidate-name", MINILM)
