@@ -380,41 +380,39 @@ def _read_columns(path: Path, shown: str, with_task: bool):
     return run, task, numbers
 
 
-def _first_row(mask) -> int | None:
+def _first_unknown(values, known: pd.Series) -> int | None:
+    """The first row of ``values`` (an Arrow string array) that is not among ``known``, or None."""
     from evalcore.formats import _first_true
 
-    return _first_true(mask)
+    value_set = pa.array(known.to_numpy(dtype=object), pa.string())
+    return _first_true(pc.invert(pc.is_in(values, value_set=value_set)))
 
 
 def _check_ids(run: pa.Table, task: str, inputs: TaskInputs, path: str, numbers) -> None:
-    """Every qid is a query of ``task``; every docid one of its documents (MCR: of that query's candidates)."""
+    """Every qid is a query of ``task``; every docid one of its documents (MCR: of that query's candidates; the
+    qid is checked first, so joining qid and docid with a separator cannot make a wrong pair look right)."""
     from evalcore.formats import _shown
 
-    queries = inputs.queries
-    qids = pa.array(queries.loc[queries["task"] == task, "qid"].to_numpy(dtype=object), pa.string())
-    bad = _first_row(pc.invert(pc.is_in(run["qid"], value_set=qids)))
+    qids = inputs.queries.loc[inputs.queries["task"] == task, "qid"]
+    bad = _first_unknown(run["qid"], qids)
     if bad is not None:
         raise InputError(f"unknown qid {_shown(run['qid'][bad].as_py())}: not a query of {inputs.benchmark} "
-                         f"{task} (expected the qids of the exported queries.jsonl, e.g. {qids[0].as_py()})",
+                         f"{task} (expected the qids of the exported queries.jsonl, e.g. {qids.iloc[0]})",
                          path, numbers.of(bad))
     if inputs.setting == "mcr":
         known = inputs.candidates[inputs.candidates["task"] == task]
-        keys = pa.array((known["qid"] + "\x1f" + known["docid"]).to_numpy(dtype=object), pa.string())
-        pairs = pc.binary_join_element_wise(run["qid"], run["docid"], "\x1f")
-        bad = _first_row(pc.invert(pc.is_in(pairs, value_set=keys)))
+        bad = _first_unknown(pc.binary_join_element_wise(run["qid"], run["docid"], "\x1f"),
+                             known["qid"] + "\x1f" + known["docid"])
         if bad is not None:
             qid = run["qid"][bad].as_py()
             own = known.loc[known["qid"] == qid, "docid"].tolist()
             raise InputError(f"unknown docid {_shown(run['docid'][bad].as_py())} for query {_shown(qid)}: not one "
                              f"of its MCR candidates (expected one of {', '.join(own)})", path, numbers.of(bad))
-    else:
-        docs = inputs.documents
-        docids = pa.array(docs.loc[docs["task"] == task, "docid"].to_numpy(dtype=object), pa.string())
-        bad = _first_row(pc.invert(pc.is_in(run["docid"], value_set=docids)))
-        if bad is not None:
-            raise InputError(f"unknown docid {_shown(run['docid'][bad].as_py())}: not a document of the "
-                             f"{task} pool (expected the docids of the exported candidates.jsonl)",
-                             path, numbers.of(bad))
+        return
+    bad = _first_unknown(run["docid"], inputs.documents.loc[inputs.documents["task"] == task, "docid"])
+    if bad is not None:
+        raise InputError(f"unknown docid {_shown(run['docid'][bad].as_py())}: not a document of the {task} pool "
+                         "(expected the docids of the exported candidates.jsonl)", path, numbers.of(bad))
 
 
 def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
@@ -479,8 +477,7 @@ def _split_by_task(run: pa.Table, task_column: pa.Array, numbers, inputs: TaskIn
     """A table with a task column as one (run, line numbers) per task; an unknown task is an error at its line."""
     from evalcore.formats import LineNumbers, _shown
 
-    known = pa.array(list(inputs.tasks), pa.string())
-    bad = _first_row(pc.invert(pc.is_in(task_column, value_set=known)))
+    bad = _first_unknown(task_column, pd.Series(list(inputs.tasks)))
     if bad is not None:
         raise InputError(f"unknown task {_shown(task_column[bad].as_py())}: expected one of "
                          f"{', '.join(inputs.tasks)}", path, numbers.of(bad))

@@ -176,6 +176,24 @@ def test_a_bad_row_is_one_line_naming_the_file_and_line(mcr, tmp_path: Path, cas
     assert tempfile.gettempdir() not in str(caught.value)
 
 
+def test_full_pooled_runs_rank_the_pool_and_an_mcr_docid_is_unknown_there(data: Path, tmp_path: Path):
+    pooled = candidate.task_inputs(data, "rar-b", "full-pooled")
+    rows = {task: [(f"q{row:05d}", f"p{k:05d}", float(k == CANDIDATES * row + 2)) for row in range(n)
+                   for k in range(n * CANDIDATES)] for task, n in TASKS.items()}  # every query ranks the whole pool
+    run = candidate.read_candidate(run_folder(tmp_path / "ok", {t: trec(r) for t, r in rows.items()}), pooled)
+    values = candidate.evaluate_candidate(pooled, run)
+    assert sorted(set(values["metric"])) == sorted(candidate.SETTING_METRICS["full-pooled"])
+    recall = values[values["metric"] == "recall@100"].set_index(["task", "qid"])["oblivious"]
+    assert (recall == 1.0).all()  # the pool holds every right answer
+    ndcg = values[values["metric"] == "ndcg@10"]
+    right = ndcg["qid"].str[1:].astype(int) % CANDIDATES == 2  # where the document scored 1 is the answer
+    assert (ndcg.loc[right, "oblivious"] == 1.0).all() and (ndcg.loc[~right, "oblivious"] < 1.0).all()
+    rows["Beta"][4] = ("q00000", "c001", 0.5)
+    folder = run_folder(tmp_path / "bad", {t: trec(r) for t, r in rows.items()})
+    with pytest.raises(InputError, match=r"Beta\.trec:5: unknown docid 'c001': not a document of the Beta pool"):
+        candidate.read_candidate(folder, pooled)
+
+
 def test_an_unknown_task_row_of_a_table_is_named_with_its_line(mcr, tmp_path: Path):
     rows = [("Alpha", q, d, s) for q, d, s in mcr_rows("Alpha")] + [("Gamma", "q00000", "c000", 1.0)]
     pd.DataFrame(rows, columns=["task", "qid", "docid", "score"]).to_csv(tmp_path / "all.csv", index=False)
