@@ -6,7 +6,7 @@ from itertools import combinations
 import plotly.express as px
 import streamlit as st
 
-from ui import charts, data, drilldown, hints, sidebar, state, tables
+from ui import charts, data, drilldown, glossary, hints, sidebar, state, tables
 
 TITLE = "Compare"
 MAX_SYSTEMS = 4
@@ -23,6 +23,7 @@ def render() -> None:
     if view is None:
         return
     hints.condition_line(view)
+    hints.sources_line(view)
     board = data.leaderboard(view.data, view.cond, systems=view.systems, bootstrap=0)
     candidates = board.ranked["system"].tolist() + board.incomplete["system"].tolist()
     if len(candidates) < 2:
@@ -59,10 +60,9 @@ def render() -> None:
     left, mid, right = st.columns([2, 2, 1.4])
     task = state.select("task", "Task", tasks_with_queries, tasks_with_queries[0], where=left)
     value = state.select("values", "Compare values", list(VALUES), "expected", where=mid, widget="radio",
-                         always=False, format_func=VALUES.get, help=(
-                             "Expected: the tie-aware mean over every ordering of tied documents (default). "
-                             "Oblivious: the value a tie-oblivious evaluator reports under the sidebar's tie "
-                             "policy."))
+                         always=False, format_func=VALUES.get, help=glossary.tip("expected", "oblivious", before=(
+                             "Which per-query values the table and the paired test compare (expected by "
+                             "default).")))
     diff_only = state.flag("diff_only", "Only differing queries", True, where=right,
                            help="Only the queries where the systems' values differ.")
     rows = data.query_diff(view.data, chosen, view.cond, task, value=value)

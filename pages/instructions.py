@@ -20,6 +20,7 @@ def render() -> None:
     if view is None:
         return
     hints.condition_line(view, skip=("instruction",), note=" · with and without instruction")
+    hints.sources_line(view, skip=("instruction",))
     gap = data.instruction_gap(view.data, view.cond, systems=view.systems)
     if gap.per_task.empty:
         hints.explain_missing(

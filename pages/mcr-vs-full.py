@@ -44,6 +44,7 @@ def render() -> None:
                         help="The tasks on which some system has both full and MCR results here.")
     hints.condition_line(view, skip=("setting", "metric"), note=(
         f" · {sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric} · MCR: {mcr_metric}"))
+    hints.sources_line(view)
     per_task = gap.per_task if task == "all" else gap.per_task[gap.per_task["task"] == task]
     if per_task.empty:
         hints.explain_missing(

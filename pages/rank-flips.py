@@ -6,7 +6,7 @@ from dataclasses import replace
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, hints, sidebar, state, tables
+from ui import charts, data, glossary, hints, sidebar, state, tables
 
 TITLE = "Rank flips"
 PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"), ("fp32", "int8"), ("fp32", "binary"))
@@ -27,6 +27,7 @@ def render() -> None:
     precisions = sidebar.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
                                      setting=view.cond.setting, metric=view.cond.metric)
     hints.condition_line(view, skip=("precision",), note=" · the two precisions below")
+    hints.sources_line(view, skip=("precision",))
     if len(precisions) < 2:
         hints.explain_missing(
             f"Only one precision ({', '.join(precisions) or 'none'}) has results in this data folder.",
@@ -67,7 +68,8 @@ def render() -> None:
     cols[1].metric("Kendall τ-b", f"{flips.kendall_tau_b:.3f}", help="Agreement of the two orders (1 = identical).")
     cols[2].metric("Flipped pairs", f"{len(flips.flipped_pairs)}")
     cols[3].metric("Overlapping pairs", f"{len(flips.overlapping_pairs)}",
-                   help="Pairs whose tie-aware [G_min, G_max] intervals overlap under A or B.")
+                   help=glossary.tip("tie-range", before="Pairs whose tie-aware [G_min, G_max] intervals overlap "
+                                                                "under A or B: ties alone cannot order them."))
     kinds = _kinds(view, ranks["system"].tolist(), prec_b)
     _kind_note(kinds, prec_a, prec_b)
     charts.draw(_slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))

@@ -7,7 +7,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, hints, sidebar, state, tables
+from ui import charts, data, glossary, hints, sidebar, state, tables
 
 TITLE = "Ties & precision"
 NEED = sidebar.Need("per-query results", sidebar.rows_with_query_data, ignores=("precision",),
@@ -28,6 +28,7 @@ def render() -> None:
     if view is None:
         return
     hints.condition_line(view, skip=("precision",), note=" · every precision")
+    hints.sources_line(view, skip=("precision",))
     _tie_summary(view)
     st.divider()
     _what_if(view)
@@ -76,17 +77,15 @@ def _tie_summary(view: sidebar.View) -> None:
         "system", "precision", "precision_kind", "oblivious", "expected", "min", "max", "range", "bias",
         "tied_share", "n_tasks", "n_queries"], column_config={
         "system": "System", "precision": "Precision",
-        "precision_kind": st.column_config.TextColumn("Kind", help=(
-            "inference: the model ran at this precision; stored: its output (embeddings or scores) was stored "
-            "at it afterwards; native: the system's own output.")),
-        "oblivious": number("Oblivious", help="Score as trec_eval / MTEB report it (ties by tie policy)."),
-        "expected": number("Expected", help="Mean over every ordering of tied documents."),
-        "min": number("Min"), "max": number("Max"),
-        "range": number("Range", help="max − min: how much tie-breaking alone can move the score."),
-        "bias": st.column_config.NumberColumn("Bias", help="oblivious − expected: what the tie policy adds or "
-                                              "removes.", format="%+.4f"),
-        "tied_share": st.column_config.ProgressColumn("Tied at cutoff", help="Share of queries with a tie "
-                                                      "straddling the metric's cutoff.", format="percent",
+        "precision_kind": st.column_config.TextColumn("Kind", help=glossary.tip("precision-kind")),
+        "oblivious": number("Oblivious", help=glossary.tip("oblivious", before=(
+            "Score as trec_eval / MTEB report it (ties ordered by the tie policy)."))),
+        "expected": number("Expected", help=glossary.tip("expected")),
+        "min": number("Min", help=glossary.tip("tie-range")), "max": number("Max", help=glossary.tip("tie-range")),
+        "range": number("Range", help=glossary.tip("range")),
+        "bias": st.column_config.NumberColumn("Bias", help=glossary.tip("bias"), format="%+.4f"),
+        "tied_share": st.column_config.ProgressColumn("Tied at cutoff", help=glossary.tip("tied-at-cutoff", before=(
+            "Share of queries with a tie straddling the metric's cutoff.")), format="percent",
                                                       min_value=0.0, max_value=1.0),
         "n_tasks": number("Tasks", 0), "n_queries": number("Queries", 0),
     })

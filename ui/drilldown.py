@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from ui import hints, state, tables
+from ui import glossary, hints, state, tables
 from ui.data import TaskTexts
 
 VALUE_LABELS = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
@@ -55,9 +55,9 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
               "spread": tables.number("Spread", help=f"max − min of the {value} values across the systems")}
     for system in systems:
         config[system] = tables.number(f"{system} ({value})")
-        config[f"{system} [min, max]"] = st.column_config.TextColumn(
-            f"{system} [min, max]", help="The lowest and highest value over every ordering of tied documents.")
-        config[f"{system} tied"] = st.column_config.CheckboxColumn(f"{system} tied")
+        config[f"{system} [min, max]"] = st.column_config.TextColumn(f"{system} [min, max]",
+                                                                     help=glossary.tip("tie-range"))
+        config[f"{system} tied"] = st.column_config.CheckboxColumn(f"{system} tied", help=glossary.tip("tied-at-cutoff"))
     st.dataframe(table, hide_index=True, width="stretch", column_config=config,
                  height=min(420, 36 * len(table) + 40))
     return table

@@ -40,6 +40,23 @@ def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None
         st.caption(view.filter_summary + " Clear the filters in the sidebar to see every system.")
 
 
+def sources_line(view: View, skip: Sequence[str] = ()) -> None:
+    """The caption naming where the view's numbers come from: each source's repository @ commit, what wrote it
+    and when, and the data snapshot (``data/provenance.json``), for the shown condition (``skip``: fields the
+    view spans, e.g. every precision)."""
+    from dataclasses import replace
+
+    from ui import data
+
+    cond = replace(view.cond, **{name: None for name in ("precision", "instruction") if name in skip})
+    table = data.task_table(view.data, cond, systems=view.systems)
+    provenance = data.provenance(view.data)
+    lines = provenance.describe(table["source"] if "source" in table else [])
+    if lines:
+        st.caption("Sources: " + "; ".join(safe_text(line) for line in lines)
+                   + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
+
+
 def safe_text(text: str) -> str:
     """Text from data shown inside markdown: HTML-escaped (``&``, ``<``, ``>``; quotes stay: markdown shows an
     entity whose ``#`` is escaped as the literal ``&#x27;``) and with markdown control characters neutralised."""

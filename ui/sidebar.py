@@ -24,7 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, state
+from ui import data, glossary, state
 
 SETTING_LABELS = {"full": "Full retrieval", "full-pooled": "Full (pooled candidates)", "mcr": "Multiple choice (MCR)"}
 INSTRUCTION_CHOICES = {"any": None, "without": False, "with": True}
@@ -100,28 +100,31 @@ class Control:
     labels: Mapping[str, str] | None = None
     noun: str = ""
     help: str | None = None
+    terms: tuple[str, ...] = ()  # glossary entries (ui/glossary.py) the help shows and links to
 
     def label_of(self, value: str) -> str:
         return (self.labels or {}).get(value, value)
+
+    def help_text(self, extra: str = "") -> str | None:
+        """The control's help, ``extra`` (e.g. what it does not offer here) and its glossary entries."""
+        before = " ".join(part for part in (self.help, extra) if part)
+        return glossary.tip(*self.terms, before=before) if self.terms else (before or None)
 
 
 BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED"}
 BENCHMARK = Control("bench", "benchmark", "Benchmark", labels=BENCHMARK_LABELS, noun="benchmark",
                     help="Which benchmark's tasks are aggregated.")
-SETTING = Control("setting", "setting", "Setting", widget="radio", labels=SETTING_LABELS, noun="setting", help=(
-    "Full retrieval over the benchmark's corpus (published results); full over the pool of every candidate "
-    "answer of a task (our RAR-b runs: not the official corpus); or RAR-b's multiple-choice setting."))
+SETTING = Control("setting", "setting", "Setting", widget="radio", labels=SETTING_LABELS, noun="setting",
+                  help="What each query ranks.", terms=("full", "full-pooled", "mcr"))
 METRIC = Control("metric", "metric", "Metric", noun="metric")
 INSTRUCTION = Control("instr", "instruction", "Instruction", widget="radio", labels=INSTRUCTION_LABELS,
-                      noun="instruction state", help=(
-                          "Queries with or without a task instruction. 'As published' uses each system's "
-                          "with-instruction results when it has them, else without."))
+                      noun="instruction state", help="Queries with or without a task instruction.",
+                      terms=("instruction",))
 PRECISION = Control("prec", "precision", "Precision", noun="precision", help=(
-    "Numeric precision of the scores. Its kind: inference = the model ran at that precision; stored = the "
-    "model's output (embeddings or scores) was stored at it afterwards; native = the system's own output. "
-    "bf16+hps = BF16 with high-precision scoring."))
-TIE_POLICY = Control("ties", "tie_policy", "Tie policy (oblivious value)", noun="tie policy", help=(
-    "How a tie-oblivious evaluator orders tied documents: docid-desc is trec_eval / pytrec_eval / MTEB / BEIR."))
+    "Numeric precision of the scores; in brackets its kind (inference, stored, native)."),
+    terms=("precision", "precision-kind", "hps"))
+TIE_POLICY = Control("ties", "tie_policy", "Tie policy (oblivious value)", noun="tie policy",
+                     help="How the oblivious value orders tied documents.", terms=("tie-policy", "oblivious"))
 CONTROLS = (BENCHMARK, SETTING, METRIC, INSTRUCTION, PRECISION, TIE_POLICY)
 FIELDS = tuple(c.field for c in CONTROLS)
 
@@ -258,7 +261,7 @@ class InSidebar(Chooser):
         notes = [f"{label(v)}: {why}" for v, why in offer.elsewhere.items()]
         unavailable = ("Not offered here — " + "; ".join(notes[:6]) + (" …" if len(notes) > 6 else "") + "."
                        if notes else "")
-        help_text = " ".join(part for part in (control.help, unavailable) if part) or None
+        help_text = control.help_text(unavailable)
         return state.select(control.key, control.label, offer.options, offer.default, where=st.sidebar,
                             widget=control.widget, format_func=label, help=help_text, elsewhere=list(offer.elsewhere),
                             nearest=offer.nearest, single_as_text=True)
@@ -268,7 +271,7 @@ class InSidebar(Chooser):
 
     def fixed(self, control: Control, text: str, values: Sequence[str]) -> None:
         state.keep_url_wish(control.key, values)
-        st.sidebar.markdown(f"**{control.label}:** {text}", help=control.help)
+        st.sidebar.markdown(f"**{control.label}:** {text}", help=control.help_text())
 
 
 in_sidebar = InSidebar()

@@ -121,3 +121,40 @@ def test_mcr_vs_full_never_advises_the_choice_already_made(open_url, mcr_gaps):
     assert "as published" not in said
     at = open_url(mcr_gaps, "mcr-vs-full.py", {"q": "e5-small", "instr": "without"})
     assert "'as published' instructions" in " ".join(texts(at, "info"))
+
+
+def test_jargon_labels_of_the_views_link_to_the_glossary(open_url):
+    """Issue 18: a glossary reachable from every jargon label — the sidebar's setting, instruction, precision
+    and tie policy, the Ties table's headers, Compare's value choice."""
+    import json
+
+    at = open_url(SHIPPED, "ties-and-precision.py")
+    assert "glossary#full" in at.sidebar.radio(key="setting").help
+    assert "glossary#instruction" in at.sidebar.radio(key="instr").help
+    assert "glossary#precision" in next(m.proto.help for m in at.sidebar.markdown
+                                        if str(m.value).startswith("**Precision:**"))
+    assert "glossary#tie-policy" in next(m.proto.help for m in at.sidebar.markdown
+                                         if str(m.value).startswith("**Tie policy"))
+    table = next(df for df in at.dataframe if "precision_kind" in df.value.columns)
+    config = json.loads(table.proto.columns)
+    for column, key in (("oblivious", "oblivious"), ("expected", "expected"), ("min", "tie-range"),
+                        ("range", "range"), ("bias", "bias"), ("tied_share", "tied-at-cutoff"),
+                        ("precision_kind", "precision-kind")):
+        assert f"glossary#{key}" in config[column]["help"], column
+    at = open_url(SHIPPED, "compare.py")
+    assert "glossary#expected" in at.radio(key="values").help
+
+
+@pytest.mark.parametrize("page", ["ties-and-precision.py", "rank-flips.py", "instructions.py", "mcr-vs-full.py",
+                                  "compare.py"])
+def test_each_view_names_the_provenance_of_its_numbers(open_url, page):
+    """Issue 18: source and commit of every number, and the data snapshot date, visible in the view (read here
+    from data/provenance.json itself)."""
+    import json
+
+    record = json.loads((SHIPPED / "provenance.json").read_text())
+    ours = record["sources"]["tiebreak-real-runs"]
+    at = open_url(SHIPPED, page)
+    line = next((t for t in texts(at, "caption") if t.startswith("Sources:")), "")
+    assert ours["commit"][:7] in line and ours["written"] in line, line
+    assert f"Data snapshot {record['snapshot']}" in line
