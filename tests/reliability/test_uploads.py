@@ -233,14 +233,14 @@ def page(monkeypatch, folder):
 
     monkeypatch.setattr(streamlit, "file_uploader", file_uploader)
 
-    def _open(files=(), name="mini", data_dir=None):
+    def _open(files=(), name="mini", data_dir=None, setting="full-pooled"):
         if data_dir is not None:
             monkeypatch.setenv("TIEBREAK_DATA", str(data_dir))
         held[:] = [FakeUpload(n, d) for n, d in files]
         at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
         at.switch_page(os.path.relpath(PAGES_DIR / "evaluate.py", MAIN_SCRIPT.parent))
         at.run()
-        at.radio(key="ev_setting").set_value("full-pooled").run()
+        at.radio(key="ev_setting").set_value(setting).run()
         at.text_input(key="ev_name").input(name)
         next(b for b in at.button if "FormSubmitter" in (b.key or "")).click().run()
         return at
@@ -346,3 +346,34 @@ def test_keeping_a_run_needs_the_operators_opt_in_and_goes_through_ingest(page, 
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "already in the data folder" in errors[0] and str(folder) not in errors[0], errors
     assert upload_data.folder_state(folder) == after
+
+
+def test_a_constant_run_on_the_shipped_data_is_expected_to_score_one_over_the_candidates(page):
+    """Issue 20's check, through the page on the shipped data: a constant-score MCR run (one CSV with a task
+    column, every candidate 0.5) has G_expected = the geometric mean over tasks of the mean of 1 / (number of
+    candidates) — computed here from the shipped candidates — and its oblivious G moves with the tie policy."""
+    import numpy as np
+
+    from ui.navigation import MAIN_SCRIPT, PAGES_DIR
+
+    candidates = pq.read_table(ROOT / "data" / "tasks" / "rar-b" / "candidates.parquet").to_pandas()
+    per_query = candidates.groupby(["task", "qid"]).size()
+    expected = float(np.exp(np.log((1.0 / per_query).groupby(level="task").mean()).mean()))
+    body = "task,qid,docid,score\n" + "".join(f"{t},{q},{d},0.5\n" for t, q, d in
+                                               candidates[["task", "qid", "docid"]].itertuples(index=False))
+    at = page([("constant.csv", body.encode())], name="flat", data_dir=ROOT / "data", setting="mcr")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.button(key="ev_go_board").click().run()  # the Leaderboard under the run's condition
+    at.switch_page(os.path.relpath(PAGES_DIR / "leaderboard.py", MAIN_SCRIPT.parent)).run()  # (AppTest stays there)
+    line = next(s.value for s in at.success if "Your run" in s.value)
+    assert f"expected {expected:.4f}" in line, (expected, line)
+    at.radio(key="sort").set_value("mean").run()  # G is 0 under both policies (a task at 0): compare means
+    means = {}
+    for policy in ("docid-desc", "input-order"):
+        at.sidebar.selectbox(key="ties").set_value(policy).run()
+        line = next(s.value for s in at.success if "Your run" in s.value)
+        found = re.search(r"by mean = \*\*([0-9.]+)\*\* \(expected ([0-9.]+)", line)
+        assert found, line
+        means[policy] = found.groups()
+    assert means["docid-desc"][1] == means["input-order"][1]  # the expected value ignores the tie policy
+    assert means["docid-desc"][0] != means["input-order"][0], means  # the oblivious one does not
