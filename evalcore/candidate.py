@@ -344,40 +344,12 @@ def _renamed(exc: InputError, real: Path, shown: str) -> InputError:
     return InputError(str(exc).replace(str(real), shown))
 
 
-def _format_of(path: Path, shown: str) -> str:
-    """The run format of ``path``, as the engine detects it from the name ``shown`` (the user's file name:
-    an upload's path has none) and the first bytes: parquet by its magic, else the name's extension, else
-    sniffed."""
-    from evalcore import formats
-
-    if Path(shown).name == path.name:
-        return formats.detect_run_format(path)
-    with open(path, "rb") as handle:
-        head = handle.read(4)
-    name = shown[:-3] if shown.lower().endswith(".gz") else shown
-    by_extension = formats._EXTENSION_FORMATS.get(Path(name).suffix.lower())
-    if head.startswith(formats._PARQUET_MAGIC):
-        return "parquet"
-    return by_extension or formats.detect_run_format(path)
-
-
 def _read_columns(path: Path, shown: str, with_task: bool):
     """(run table qid/docid/score, task column or None, line numbers) of one file, checked by the engine's
-    readers (formats): column count, ids, finite scores, encoding, size."""
-    from evalcore import formats
+    readers (:func:`evalcore.formats.read_run_rows`): column count, ids, finite scores, encoding, size."""
+    from evalcore.formats import read_run_rows
 
-    fmt = _format_of(path, shown)
-    if not with_task:
-        run, numbers = formats._read_run_columns(path, fmt)
-        return run, None, numbers
-    if fmt == "trec":
-        raise InputError("a single run file needs a task column (parquet, CSV, TSV or JSON lines with columns "
-                         "task, qid, docid, score); TREC runs go one per task, named by the task", path)
-    names = {TASK_COLUMN: (TASK_COLUMN,), **formats.RUN_COLUMN_NAMES}
-    columns, numbers = formats._read_named_columns(path, fmt, names, "run")
-    run = formats._canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers)
-    task = formats._as_id(columns[TASK_COLUMN], TASK_COLUMN, path, numbers)
-    return run, task, numbers
+    return read_run_rows(path, name=shown, group_column=TASK_COLUMN if with_task else None)
 
 
 def _first_unknown(values, known: pd.Series) -> int | None:

@@ -906,6 +906,28 @@ def read_run(path: str | Path, *, fmt: str | None = None, maxp: bool = False) ->
     return apply_maxp(run) if maxp else run
 
 
+def read_run_rows(path: str | Path, *, name: str | None = None, group_column: str | None = None
+                  ) -> tuple[pa.Table, pa.Array | None, LineNumbers]:
+    """A run as :func:`read_run` reads and checks it (no pair check: the caller checks per group), the physical
+    line of every row, and optionally one more id column ``group_column`` (e.g. ``task``; parquet, CSV, TSV or
+    JSON lines only: a TREC run has no room for it). ``name``: the file's own name when ``path`` has none to
+    detect the format from (an in-memory upload at ``/proc/self/fd/N``): parquet by its magic, else the
+    name's extension (``.gz`` stripped), else sniffed."""
+    path = Path(path)
+    fmt = detect_run_format(path)
+    if name is not None and Path(name).name != path.name and fmt != "parquet":
+        fmt = _EXTENSION_FORMATS.get(_strip_gz(Path(name)).suffix.lower()) or fmt
+    if group_column is None:
+        run, numbers = _read_run_columns(path, fmt)
+        return run, None, numbers
+    if fmt == "trec":
+        raise InputError(f"expected a {group_column} column: a TREC run has none (use parquet, CSV, TSV or JSON "
+                         f"lines with columns {group_column}, qid, docid, score)", path)
+    columns, numbers = _read_named_columns(path, fmt, {group_column: (group_column,), **RUN_COLUMN_NAMES}, "run")
+    run = _canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers)
+    return run, _as_id(columns[group_column], group_column, path, numbers), numbers
+
+
 # ----------------------------------------------------------------------------- query-aligned chunks
 
 def qid_run_starts(qids: pa.Array | pa.ChunkedArray) -> np.ndarray:
