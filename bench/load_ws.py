@@ -593,6 +593,15 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
         finally:
             target.close()
         runs = [json.loads(line) for line in runs_file.read_text().splitlines()[skip:]]
+        (out / f"runs-{mode}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+        if mode == "cpu":  # script-thread CPU by the view drawn (the open is the first run)
+            views: dict[str, list[float]] = {}
+            for r in runs[1:]:
+                views.setdefault(r.get("view") or "leaderboard", []).append(1000 * r["cpu"])
+            lines.append("==== script-thread CPU per run by view (ms, runs without the profiler): "
+                         + "; ".join(f"{v or 'leaderboard'}: n={len(c)} median {statistics.median(c):.1f} "
+                                     f"mean {statistics.mean(c):.1f} max {max(c):.1f}"
+                                     for v, c in sorted(views.items())) + "\n")
         if any(r.latency is None for r in results):
             raise RuntimeError(f"profile run failed: {[e for r in results for e in r.errors][:5]}")
         figures[mode] = {"process_cpu_ms_per_run": 1000 * cpu / len(results),

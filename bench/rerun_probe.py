@@ -65,6 +65,7 @@ def install(out_dir: Path, profile: bool, counts: bool = False) -> None:
             if profiler is not None:
                 profiler.disable()
             cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+            view = _view_drawn()
             if profiler is not None:
                 profiler.dump_stats(str(out_dir / f"run-{number}.prof"))
             line = json.dumps({"run": number, "wall": round(wall, 6), "cpu": round(cpu, 6),
@@ -73,7 +74,7 @@ def install(out_dir: Path, profile: bool, counts: bool = False) -> None:
                                "gc_full": round(collected["full_seconds"] - gc_before["full_seconds"], 6),
                                "gc_full_collections": collected["full_runs"] - gc_before["full_runs"],
                                "gc_tracked_objects": len(gc.get_objects()) if counts else None,
-                               "page": getattr(rerun_data, "page_script_hash", "") or "",
+                               "page": getattr(rerun_data, "page_script_hash", "") or "", "view": view,
                                "widgets": len(rerun_data.widget_states.widgets) if rerun_data.widget_states else 0})
             with lock, runs.open("a") as handle:
                 handle.write(line + "\n")
@@ -86,6 +87,20 @@ def install(out_dir: Path, profile: bool, counts: bool = False) -> None:
                 (out_dir / "tracked-types.json").write_text(json.dumps(top, indent=0))
 
     script_runner.ScriptRunner._run_script = probed
+
+
+def _view_drawn() -> str:
+    """The URL path of the page the run drew ("" = the default page), from the script thread's context."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
+        return "?"
+    try:
+        info = ctx.pages_manager.get_pages().get(ctx.page_script_hash) or {}
+        return str(info.get("url_pathname", "?"))
+    except Exception:  # a probe never breaks the served app
+        return "?"
 
 
 def main(argv: list[str]) -> None:
