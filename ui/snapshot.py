@@ -268,7 +268,7 @@ h1{font-size:1.9rem;margin:0 0 0.4rem}h2{font-size:1.3rem;margin:1.6rem 0 0.5rem
 .tb-condition{font-size:0.95rem;color:#334155;margin:0.2rem 0 0.6rem}
 .tb-metrics{display:flex;flex-wrap:wrap;gap:0.6rem 2rem;margin:0.8rem 0}
 .tb-metric .tb-label{font-size:0.85rem;color:#475569}.tb-metric .tb-value{font-size:1.6rem}
-.tb-table{overflow:auto;max-height:36rem;margin:0.4rem 0 1rem;border:1px solid #e2e8f0}
+.tb-table{overflow:auto;max-height:36rem;width:fit-content;max-width:100%;margin:0.4rem 0 1rem;border:1px solid #e2e8f0}
 table{border-collapse:collapse;font-size:0.85rem}
 th,td{border:1px solid #e2e8f0;padding:0.2rem 0.5rem;text-align:left;white-space:nowrap}
 thead th{background:#f1f5f9;position:sticky;top:0}
