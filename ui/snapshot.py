@@ -274,9 +274,10 @@ th,td{border:1px solid #e2e8f0;padding:0.2rem 0.5rem;text-align:left;white-space
 thead th{background:#f1f5f9;position:sticky;top:0}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .tb-figure{margin:0.4rem 0 1rem}
-.tb-text{margin:0.4rem 0;line-height:1.5}.tb-caption{font-size:0.85rem;color:#64748b}
-.tb-info,.tb-warning,.tb-error,.tb-success{padding:0.5rem 0.8rem;border-radius:6px}
-.tb-info{background:#eff6ff}.tb-warning{background:#fffbeb}.tb-error{background:#fef2f2}.tb-success{background:#f0fdf4}
+.tb-text{margin:0.4rem 0;line-height:1.5}.tb-text-caption{font-size:0.85rem;color:#64748b}
+.tb-text-info,.tb-text-warning,.tb-text-error,.tb-text-success{padding:0.5rem 0.8rem;border-radius:6px}
+.tb-text-info{background:#eff6ff}.tb-text-warning{background:#fffbeb}.tb-text-error{background:#fef2f2}
+.tb-text-success{background:#f0fdf4}
 code{font-family:ui-monospace,monospace;font-size:0.85em;background:#f1f5f9;padding:0 0.2em;border-radius:3px}
 .tb-share{word-break:break-all;font-family:ui-monospace,monospace;font-size:0.85rem}
 footer{margin-top:2rem;font-size:0.8rem;color:#64748b}
@@ -356,7 +357,7 @@ def build(snapshot: Snapshot) -> str:
             if part.kind == "caption" and part.body.strip() == snapshot.condition_line:
                 continue  # the page's condition line, already under the title
             kind = re.sub(r"[^a-z]", "", part.kind)
-            body.append(f'<div class="tb-text tb-{kind}">{markdown_text(part.body)}</div>')
+            body.append(f'<div class="tb-text tb-text-{kind}">{markdown_text(part.body)}</div>')
         elif isinstance(part, Table):
             body.append(table_html(part))
         elif isinstance(part, Html):

@@ -70,7 +70,7 @@ READ_SNAPSHOT = """() => {
       rows: [...t.querySelectorAll('tbody tr')].map(r => [...r.children].map(c => c.textContent))})),
     figures: [...document.querySelectorAll('.js-plotly-plot')].map(FIGURE),
     forest: [...document.querySelectorAll('.tb-forest .tb-row[title]')].map(r => r.getAttribute('title')),
-    notes: [...document.querySelectorAll('.tb-info, .tb-warning, .tb-error, .tb-success')].map(text),
+    notes: [...document.querySelectorAll('.tb-text-info, .tb-text-warning, .tb-text-error, .tb-text-success')].map(text),
   };
 }"""
 FIGURE = """(g) => (g._fullData || []).filter(t => t.visible !== false).map(t => ({

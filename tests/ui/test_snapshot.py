@@ -175,5 +175,5 @@ def test_page_text_keeps_its_emphasis_and_shows_escaped_names_as_the_page_did():
     assert shown == ("Top system: <b>&lt;script&gt;alert(1)&lt;/script&gt; **x_y</b> · Glossary  "
                      "<code>docid-desc</code><br>next")
     text = snapshot.build(_view([snapshot.Text("warning", body), snapshot.Text("caption", "rar-b · Full retrieval")]))
-    assert HOSTILE not in text and text.split("</style>")[1].count("tb-warning") == 1
-    assert "tb-caption" not in text.split("</style>")[1], "the condition caption is already under the title"
+    assert HOSTILE not in text and text.split("</style>")[1].count("tb-text-warning") == 1
+    assert "tb-text-caption" not in text.split("</style>")[1], "the condition caption is already under the title"
