@@ -200,16 +200,21 @@ def flips_section(out_dir: Path, present: pd.DataFrame) -> str:
              + "; ".join(f"{t} {len(s)}" for t, s in per_task.items()) + "."]
     store = Store(out_dir)
     expected = query(out_dir, """
-        SELECT setting, metric, system, precision, task, avg(expected) AS expected FROM qm
-        WHERE NOT instruction AND tie_policy = 'docid-desc' AND precision IN ('fp32', 'bf16') GROUP BY ALL""")
-    for setting, metric in (("mcr", "p@1"), ("full-pooled", "ndcg@10")):
-        a = Condition(benchmark=rr.BENCHMARK, metric=metric, setting=setting, instruction=False, precision="fp32")
-        b = Condition(benchmark=rr.BENCHMARK, metric=metric, setting=setting, instruction=False, precision="bf16")
+        SELECT setting, metric, instruction, system, precision, task, avg(expected) AS expected FROM qm
+        WHERE tie_policy = 'docid-desc' AND precision IN ('fp32', 'bf16') GROUP BY ALL""")
+    questions = [(setting, metric, instruction, policy)
+                 for setting, metric, policies in (("mcr", "p@1", ("docid-desc", "input-order")),
+                                                   ("full-pooled", "ndcg@10", ("docid-desc",)))
+                 for instruction in (False, True) for policy in policies]
+    for setting, metric, instruction, policy in questions:
+        a, b = (Condition(benchmark=rr.BENCHMARK, metric=metric, setting=setting, instruction=instruction,
+                          precision=precision, tie_policy=policy) for precision in ("fp32", "bf16"))
         flips = store.rank_flips(a, b)
         pairs = flips.flipped_pairs
         described = []
+        # the expected value does not depend on the tie policy: the docid-desc rows hold it for both
         chosen = expected[(expected["setting"] == setting) & (expected["metric"] == metric)
-                          & expected["task"].isin(flips.tasks)]
+                          & (expected["instruction"] == instruction) & expected["task"].isin(flips.tasks)]
         # G of the expected values (geometric mean over the same tasks; 0 when a task mean is 0)
         g_expected = chosen.groupby(["system", "precision"])["expected"].agg(
             lambda v: float(np.exp(np.mean(np.log(v)))) if (v > 0).all() else 0.0)
@@ -225,24 +230,31 @@ def flips_section(out_dir: Path, present: pd.DataFrame) -> str:
                 + f"; G of the expected values {e[(row.system_1, 'fp32')]:.4f} vs {e[(row.system_2, 'fp32')]:.4f} → "
                   f"{e[(row.system_1, 'bf16')]:.4f} vs {e[(row.system_2, 'bf16')]:.4f}, "
                 + ("flips too" if expected_flips else "does not flip (the flip comes from tie-breaking alone)"))
-        lines.append(f"- `{setting}` {metric}, no instruction, docid-desc, G over {len(flips.tasks)} task(s): "
+        lines.append(f"- `{setting}` {metric}, {'with' if instruction else 'no'} instruction, {policy}, G over "
+                     f"{len(flips.tasks)} task(s): "
                      f"{len(flips.ranks)} systems, Kendall τ-b {flips.kendall_tau_b:.3f}, "
                      f"{len(pairs)} flipped pair(s)" + (": " + "; ".join(described) if described else "") + ".")
     return "\n".join(lines)
 
 
 def task_flips_table(out_dir: Path) -> str:
-    """fp32 → bf16 flips per task (systems ranked by their task mean, no instruction, docid-desc): a pair flips
-    when its order under the oblivious value reverses; whether the tie-aware expected order reverses too says
-    why: yes = rounding really changed the scores' order; no = the flip exists only through tie-breaking."""
+    """fp32 → bf16 flips per task (systems ranked by their task mean), for each setting, instruction state and
+    tie policy: a pair flips when its order under the oblivious value reverses; whether the tie-aware expected
+    order reverses too says why: yes = rounding really changed the scores' order; no = the flip exists only
+    through tie-breaking. Only the combinations with a flip get a row; a line counts the others."""
     rows = query(out_dir, """
-        SELECT setting, metric, task, system, precision, avg(oblivious) AS oblivious, avg(expected) AS expected
-        FROM qm WHERE NOT instruction AND tie_policy = 'docid-desc' AND precision IN ('fp32', 'bf16')
+        SELECT setting, metric, instruction, tie_policy, task, system, precision, avg(oblivious) AS oblivious,
+               avg(expected) AS expected
+        FROM qm WHERE precision IN ('fp32', 'bf16')
           AND ((setting = 'mcr' AND metric = 'p@1') OR (setting = 'full-pooled' AND metric = 'ndcg@10'))
         GROUP BY ALL""")
-    lines = ["| setting | task | systems | flipped pairs | of which the expected order flips too | pairs (fp32 → bf16 "
-             "oblivious; * = expected flips too) |", "|---|---|---:|---:|---:|---|"]
-    for (setting, metric), group in rows.groupby(["setting", "metric"], sort=False):
+    lines = ["| setting | instruction | tie policy | task | systems | flipped pairs | of which the expected order "
+             "flips too | pairs (fp32 → bf16 oblivious; * = expected flips too) |",
+             "|---|---|---|---|---:|---:|---:|---|"]
+    asked, sizes = 0, []
+    keys = ["setting", "metric", "instruction", "tie_policy"]
+    for (setting, metric, instruction, policy), group in rows.sort_values(keys, ascending=[False, True, True, True]
+                                                                          ).groupby(keys, sort=False):
         for task in rr.TASK_FILES:
             at = group[group["task"] == task].pivot_table(index="system", columns="precision",
                                                           values=["oblivious", "expected"])
@@ -260,9 +272,21 @@ def task_flips_table(out_dir: Path) -> str:
                     star = "*" if ea * eb < 0 else ""
                     genuine += bool(star)
                     pairs.append(f"{SHORT[first]} vs {SHORT[second]}{star}")
-            if systems:
-                lines.append(f"| {setting} {metric} | {task} | {len(systems)} | {len(pairs)} | {genuine} | "
-                             + ("; ".join(pairs) or "—") + " |")
+            if not systems:
+                continue
+            asked += 1
+            sizes.append(len(systems))
+            if pairs:
+                lines.append(f"| {setting} {metric} | {'with' if instruction else 'without'} | {policy} | {task} | "
+                             f"{len(systems)} | {len(pairs)} | {genuine} | " + "; ".join(pairs) + " |")
+    flipped = len(lines) - 2
+    if not asked:
+        return "(no task has both fp32 and bf16 rows yet)"
+    lines.append("")
+    lines.append(f"{flipped} of the {asked} task × setting × instruction × tie-policy combinations have a flipped "
+                 f"pair (the others: none); each ranks "
+                 + (f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)}–{max(sizes)}")
+                 + " systems with both precisions.")
     return "\n".join(lines)
 
 

@@ -317,17 +317,23 @@ def test_readme_flip_table_tells_tie_breaking_flips_from_rounding_flips(tmp_path
               ("tfidf", "fp32"): (0.40, 0.40), ("tfidf", "bf16"): (0.70, 0.70)}
     rows = []
     for (key, precision), (oblivious, expected) in values.items():
-        rows.append({"system": rr.SYSTEMS[key].name, "benchmark": "rar-b", "task": "WinoGrande",
-                     "setting": "full-pooled", "instruction": False, "precision": precision, "qid": "q00000",
-                     "metric": "ndcg@10", "oblivious": oblivious, "expected": expected, "min": 0.0, "max": 1.0,
-                     "tie_policy": "docid-desc", "n_candidates": 5, "tied_at_cutoff": True, "source": "x"})
+        for instruction in (False, True):  # with instruction: the fp32 values at both precisions, so no flip
+            value = values[(key, "fp32")] if instruction else (oblivious, expected)
+            rows.append({"system": rr.SYSTEMS[key].name, "benchmark": "rar-b", "task": "WinoGrande",
+                         "setting": "full-pooled", "instruction": instruction, "precision": precision,
+                         "qid": "q00000", "metric": "ndcg@10", "oblivious": value[0], "expected": value[1],
+                         "min": 0.0, "max": 1.0, "tie_policy": "docid-desc", "n_candidates": 5,
+                         "tied_at_cutoff": True, "source": "x"})
     rr.write_parquet_atomic(rr.compact_query_metrics(pd.DataFrame(rows)),
                             tmp_path / "query_metrics" / "rar-b_WinoGrande.parquet")
     table = real_runs_readme.task_flips_table(tmp_path)
-    line = next(row for row in table.splitlines() if "| WinoGrande |" in row)
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[2:5] == ["3", "3", "2"]  # 3 systems, 3 flipped pairs, 2 of them in the expected value too
-    pairs = set(cells[5].split("; "))
+    lines = [row for row in table.splitlines() if "| WinoGrande |" in row]
+    assert len(lines) == 1  # only the combination with a flip gets a row
+    assert "1 of the 2 task × setting × instruction × tie-policy combinations have a flipped pair (the others: none); each ranks 3 systems" in table
+    cells = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert cells[:4] == ["full-pooled ndcg@10", "without", "docid-desc", "WinoGrande"]
+    assert cells[4:7] == ["3", "3", "2"]  # 3 systems, 3 flipped pairs, 2 of them in the expected value too
+    pairs = set(cells[7].split("; "))
     # splade 0.55 > bm25 0.50 at fp32, 0.45 < 0.50 at bf16; expected 0.55 < 0.60 both times: tie-breaking only
     assert "splade-tiny vs bm25s" in pairs
     assert "bm25s vs tfidf-cosine*" in pairs  # 0.6 > 0.4 then 0.6 < 0.7 in the expected value too
