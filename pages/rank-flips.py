@@ -47,9 +47,10 @@ def render() -> None:
     default_a, default_b = presets[0] if presets else (precisions[0], precisions[1])
     prec_a = state.select("flip_a", "Condition A: precision", precisions, default_a, where=left, format_func=label)
     prec_b = state.select("flip_b", "Condition B: precision", precisions, default_b, where=mid, format_func=label)
-    scope = state.select("flip_task", "Ranked by", ["G"] + view.tasks_with_results(any_precision=True), "G", where=right, always=False,
-                         format_func=lambda t: "G over the shared tasks" if t == "G" else f"{t} alone",
-                         help="G over every task both precisions share, or one task's score alone.")
+    scope = state.select("flip_task", "Ranked by", ["G"] + _rankable_tasks(view, prec_a, prec_b), "G", where=right,
+                         always=False, format_func=lambda t: "G over the shared tasks" if t == "G" else f"{t} alone",
+                         help="G over every task both precisions share, or one task's score alone (the tasks where "
+                              "at least two systems have results under both precisions).")
     if prec_a == prec_b:
         st.info("Pick two different precisions to compare.")
         return
@@ -74,6 +75,14 @@ def render() -> None:
     _kind_note(kinds, prec_a, prec_b)
     charts.draw(_slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
     _pairs(flips, prec_a, prec_b)
+
+
+def _rankable_tasks(view: sidebar.View, prec_a: str, prec_b: str) -> list[str]:
+    """The tasks on which at least two systems (within the filters) have results under both precisions."""
+    both = [data.task_table(view.data, replace(view.cond, precision=p), systems=view.systems)[["system", "task"]]
+            for p in (prec_a, prec_b)]
+    counts = both[0].merge(both[1]).groupby("task")["system"].nunique()
+    return sorted(counts[counts >= 2].index.tolist())
 
 
 def _fewer_than_two(found: int, prec_a: str, prec_b: str, n_tasks: int) -> str:

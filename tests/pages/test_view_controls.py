@@ -158,3 +158,15 @@ def test_each_view_names_the_provenance_of_its_numbers(open_url, page):
     line = next((t for t in texts(at, "caption") if t.startswith("Sources:")), "")
     assert ours["commit"][:7] in line and ours["written"] in line, line
     assert f"Data snapshot {record['snapshot']}" in line
+
+
+def test_rank_flips_offers_the_tasks_two_systems_share_at_both_precisions(open_url, synthetic_dir):
+    """A task offered under 'Ranked by' ranks at least two systems (never an empty state). In the synthetic
+    folder tiny-partial lacks SIQA: with the filter keeping it and one other system, SIQA is not offered."""
+    at = open_url(synthetic_dir, "rank-flips.py", {"family": ["tiny", "bge"]})
+    assert not at.exception
+    options = at.selectbox(key="flip_task").options
+    assert options == ["G over the shared tasks", "ARCChallenge alone", "AlphaNLI alone", "PIQA alone"], options
+    for task in ("ARCChallenge", "AlphaNLI", "PIQA"):
+        at.selectbox(key="flip_task").set_value(task).run()
+        assert at.metric[0].value == "2", task
