@@ -122,3 +122,22 @@ def test_a_damaged_parquet_table_with_a_task_column_gives_a_board_or_a_clean_err
     if code != 0:
         fuzz.assert_input_error(code, stderr, [path])
     assert fuzz.listing(data) == before
+
+
+def test_as_a_process_a_bad_candidate_is_one_stderr_line_and_exit_code_2(tmp_path):
+    import subprocess
+
+    data = write_tasks(tmp_path / "data")
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    fuzz.write_run_file(folder, mcr_rows("Alpha"), "trec", {"sep": " ", "score_style": 0, "eol": "\n", "bom": False,
+                                                            "blank_every": 0, "trailing": "", "final_eol": True},
+                        name="Alpha")
+    (folder / "Beta.csv").write_text("qid,docid,score\nq00000,c000,1\nq00000,c001,inf\n")
+    before = fuzz.listing(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "evalcore", *commands(data, folder, tmp_path / "out")["leaderboard"]],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"evalcore leaderboard: error: {folder / 'Beta.csv'}:3: expected a finite score")
+    assert fuzz.listing(tmp_path) == before
