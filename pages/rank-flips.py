@@ -6,7 +6,7 @@ from dataclasses import replace
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, glossary, hints, sidebar, state, tables
+from ui import charts, coverage_gaps, data, glossary, hints, sidebar, state, tables
 
 TITLE = "Rank flips"
 PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"), ("fp32", "int8"), ("fp32", "binary"))
@@ -73,6 +73,10 @@ def render() -> None:
                                                                 "under A or B: ties alone cannot order them."))
     kinds = _kinds(view, ranks["system"].tolist(), prec_b)
     _kind_note(kinds, prec_a, prec_b)
+    gaps = coverage_gaps.sentence(coverage_gaps.left_out(data.coverage(view.data), view.cond, ranks["system"],
+                                                         (prec_a, prec_b), view.systems))
+    if gaps:  # a system never run at one of the two precisions is named, not silently left out
+        st.caption(gaps)
     charts.draw(_slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
     _pairs(flips, prec_a, prec_b)
 
