@@ -12,6 +12,8 @@ from ui.navigation import PAGES_DIR
 
 TITLE = "Evaluate your run"
 SETTINGS = {"mcr": "Multiple choice (MCR)", "full-pooled": "Full (pooled candidates)"}
+UPLOADS_DRAWN = "_ev_uploads_drawn"  # the file widget's generation: a new one after each evaluation
+EVALUATED = "_ev_evaluated"  # the line saying what was evaluated, shown once after the rerun
 PRECISIONS = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "binary")
 INTRO = (
     "Where would your model land? **1.** Download the tasks' queries and candidates. **2.** Score them with any "
@@ -117,11 +119,14 @@ def _upload_form(view, benchmark: str, setting: str) -> None:
                                          "precision's leaderboard.")
         files = st.file_uploader(
             f"Run files for {SETTINGS[setting]} ({_benchmark_name(benchmark)})", type=list(upload.UPLOAD_TYPES),
-            accept_multiple_files=True, key="ev_files",
+            accept_multiple_files=True, key=f"ev_files_{st.session_state.get(UPLOADS_DRAWN, 0)}",
             help="TREC (qid Q0 docid rank score tag), TSV/CSV/JSON lines with qid, docid, score, or parquet; "
                  ".gz too. One file per task named by the task, or one file with a task column.")
         st.caption(limits.sentence() + " Bad files are refused with the file and line; nothing is written.")
         submitted = st.form_submit_button("Evaluate", type="primary", icon=":material/play_arrow:")
+    evaluated = st.session_state.pop(EVALUATED, None)
+    if evaluated:
+        st.success(evaluated, icon=":material/check_circle:")
     if not submitted:
         return
     try:
@@ -133,8 +138,11 @@ def _upload_form(view, benchmark: str, setting: str) -> None:
     except upload.UploadError as exc:
         st.error(f"Not evaluated — {hints.safe_text(str(exc))}", icon=":material/error:")
         return
-    st.success(f"Evaluated **{hints.safe_text(held.system)}**: {held.run_rows:,} run rows, "
-               f"{held.rows.num_rows:,} per-query values, in {held.seconds:.1f} s.", icon=":material/check_circle:")
+    # a new file widget next run: Streamlit then drops the uploaded bytes (the rows are what the session keeps)
+    st.session_state[UPLOADS_DRAWN] = st.session_state.get(UPLOADS_DRAWN, 0) + 1
+    st.session_state[EVALUATED] = (f"Evaluated **{hints.safe_text(held.system)}**: {held.run_rows:,} run rows, "
+                                   f"{held.rows.num_rows:,} per-query values, in {held.seconds:.1f} s.")
+    st.rerun()
 
 
 def _wait_text() -> str:

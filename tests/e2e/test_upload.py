@@ -83,6 +83,7 @@ def test_shipped_minilm_runs_uploaded_equal_the_shipped_rows(upload_server, cont
     assert_no_exception(page)
     text = page.inner_text("body")
     assert "Evaluated mini (your run)" in text, text[:2000]
+    assert page.get_by_test_id("stFileUploaderFile").count() == 0, "the widget lets go of the uploaded bytes"
     screenshot(page, "e2e_evaluate_result")
     rows = pq.read_table(io.BytesIO(download(page, "Per-query results (parquet)"))).to_pandas()
     reference = pq.read_table(data_dir / "real" / "query_metrics").to_pandas()
