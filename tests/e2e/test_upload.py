@@ -18,6 +18,8 @@ import upload_data
 from test_browser import (assert_no_exception, context, open_view, playwright_browser,  # noqa: F401
                           screenshot, start_server, wait_idle)
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def upload_server(tmp_path_factory):
