@@ -80,7 +80,7 @@ def run() -> None:
     state.begin_run(page.url_path)
     notices_box = st.container()
     st.sidebar.caption("tiebreak · tie-aware retrieval evaluation")
-    upload.sidebar_box()  # the visitor's own run (Evaluate your run), while the session holds one
+    upload.begin_run()  # a session's own uploaded run (Evaluate your run): counted in this run, named in the sidebar
     try:
         with recorder.recording() as drawn:  # what the page draws, for its snapshot (ui/recorder.py)
             page.run()

@@ -147,18 +147,25 @@ def check_name(name: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------- the session
+_script_run = threading.local()
+
+
+def begin_run() -> None:
+    """The frame (``ui/navigation.py``) calls this at the start of every script run: this thread now serves a
+    browser session, so its uploaded run counts; and while the session holds one, the sidebar says so
+    (:func:`sidebar_box`)."""
+    _script_run.active = True
+    sidebar_box()
+
+
 def _session():
-    """``st.session_state`` when called from a script run of a browser session, else None (the warm start)."""
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        if get_script_run_ctx(suppress_warning=True) is None:
-            return None
-        import streamlit as st
-
-        return st.session_state
-    except Exception:
+    """``st.session_state`` when called from a script run of a browser session (one the frame began), else None:
+    the warm start's thread, or a page run without the frame, has no session and no uploaded run."""
+    if not getattr(_script_run, "active", False):
         return None
+    import streamlit as st
+
+    return st.session_state
 
 
 def candidate() -> Candidate | None:
@@ -410,7 +417,7 @@ def condition_words(held: Candidate) -> str:
 
 def sidebar_box() -> None:
     """On every view, while the session holds a run: its name and condition, and a button that moves the
-    sidebar there (the frame, ``ui/navigation.py``, calls this)."""
+    sidebar there (:func:`begin_run` draws it)."""
     import streamlit as st
 
     held = candidate()
