@@ -1,7 +1,6 @@
 """Ties & precision: how much of each score is decided by tie-breaking, per precision, and what HPS fixes."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -69,7 +68,7 @@ def _tie_summary(view: sidebar.View) -> None:
                 "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
                 "reports (✕), and the **share of queries whose score depends on tie-breaking** (grey bars, right "
                 "axis). Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers.")
-    charts.draw(_profile_figure(summary, precisions, view.cond.metric))
+    _profile(summary, precisions, view.cond.metric)
 
     st.subheader("Tie statistics per system and precision")
     number = tables.number
@@ -91,48 +90,51 @@ def _tie_summary(view: sidebar.View) -> None:
     })
 
 
-def _profile_figure(summary, precisions: list[str], metric: str) -> go.Figure:
-    """Small multiples, one per system, x = its precisions in a fixed order: the share of tie-dependent queries
-    as grey bars (right axis, drawn behind), and on the left axis the expected value with its [min, max] range
-    and the oblivious value (drawn on top)."""
+PROFILE_COLUMNS = 3  # panels per row on a wide screen; Streamlit stacks columns on a phone
+
+
+def _profile(summary, precisions: list[str], metric: str) -> None:
+    """Small multiples, one chart per system, in rows of :data:`PROFILE_COLUMNS` columns (a phone stacks them
+    one under the other, each readable at full width)."""
+    systems = sorted(summary["system"].unique().tolist())
+    for start in range(0, len(systems), PROFILE_COLUMNS):
+        columns = st.columns(PROFILE_COLUMNS)
+        for column, system in zip(columns, systems[start:start + PROFILE_COLUMNS]):
+            charts.draw(_profile_figure(summary[summary["system"] == system], system, precisions, metric),
+                        where=column)
+
+
+def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go.Figure:
+    """One system across its precisions in a fixed order: the share of tie-dependent queries as grey bars (right
+    axis, drawn behind), and on the left axis the expected value with its [min, max] range and the oblivious
+    value (drawn on top). The legend is the paragraph above the panels."""
     from plotly.subplots import make_subplots
 
-    systems = sorted(summary["system"].unique().tolist())
-    n_cols = min(3, len(systems))
-    n_rows = math.ceil(len(systems) / n_cols)
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[s.split("/", 1)[-1] for s in systems],
-                        specs=[[{"secondary_y": True}] * n_cols for _ in range(n_rows)],
-                        horizontal_spacing=0.1, vertical_spacing=min(0.12, 0.5 / n_rows))
-    for i, system in enumerate(systems):
-        row, col = i // n_cols + 1, i % n_cols + 1
-        own = [p for p in precisions if p in set(summary.loc[summary["system"] == system, "precision"])]
-        rows = summary[summary["system"] == system].set_index("precision").reindex(own).reset_index()
-        first = i == 0
-        fig.add_trace(go.Bar(x=rows["precision"], y=rows["tied_share"], name="queries tied at the cutoff (right axis)",
-                             marker_color="#e2e8f0", showlegend=first, legendgroup="tied",
-                             hovertemplate="%{x}: %{y:.1%} of queries tied at the cutoff<extra></extra>"),
-                      row=row, col=col, secondary_y=False)
-        fig.add_trace(go.Scatter(
-            x=rows["precision"], y=rows["expected"], mode="lines+markers", name=f"expected {metric} with [min, max]",
-            line=dict(color="#334155", width=1.5), marker=dict(size=7, color="#334155"), showlegend=first,
-            legendgroup="expected",
-            error_y=dict(type="data", symmetric=False, array=rows["max"] - rows["expected"],
-                         arrayminus=rows["expected"] - rows["min"], color="#f97316", thickness=3, width=0),
-            customdata=rows[["min", "max", "precision_kind"]].to_numpy(),
-            hovertemplate="%{x} (%{customdata[2]}): expected %{y:.4f}, [min, max] [%{customdata[0]:.4f}, "
-                          "%{customdata[1]:.4f}]<extra></extra>"),
-            row=row, col=col, secondary_y=True)
-        fig.add_trace(go.Scatter(x=rows["precision"], y=rows["oblivious"], mode="markers", name="oblivious",
-                                 marker=dict(symbol="x", size=8, color="#dc2626"), showlegend=first,
-                                 legendgroup="oblivious", hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>"),
-                      row=row, col=col, secondary_y=True)
-        fig.update_yaxes(range=[0, 1], tickformat=".0%", showgrid=False, side="right", row=row, col=col,
-                         secondary_y=False)
-        fig.update_yaxes(side="left", row=row, col=col, secondary_y=True)
-        fig.update_xaxes(type="category", categoryorder="array", categoryarray=own, row=row, col=col)
-    fig.update_layout(height=250 * n_rows + 90, margin=dict(l=10, r=10, t=70, b=10), bargap=0.3,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0 + 45 / (250 * n_rows + 90), x=0))
-    fig.update_annotations(font_size=13)
+    own = [p for p in precisions if p in set(rows["precision"])]
+    rows = rows.set_index("precision").reindex(own).reset_index()
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Bar(x=rows["precision"], y=rows["tied_share"], name="queries tied at the cutoff",
+                         marker_color="#e2e8f0",
+                         hovertemplate="%{x}: %{y:.1%} of queries tied at the cutoff<extra></extra>"),
+                  secondary_y=False)
+    fig.add_trace(go.Scatter(
+        x=rows["precision"], y=rows["expected"], mode="lines+markers", name=f"expected {metric} with [min, max]",
+        line=dict(color="#334155", width=1.5), marker=dict(size=7, color="#334155"),
+        error_y=dict(type="data", symmetric=False, array=rows["max"] - rows["expected"],
+                     arrayminus=rows["expected"] - rows["min"], color="#f97316", thickness=3, width=0),
+        customdata=rows[["min", "max", "precision_kind"]].to_numpy(),
+        hovertemplate="%{x} (%{customdata[2]}): expected %{y:.4f}, [min, max] [%{customdata[0]:.4f}, "
+                      "%{customdata[1]:.4f}]<extra></extra>"),
+        secondary_y=True)
+    fig.add_trace(go.Scatter(x=rows["precision"], y=rows["oblivious"], mode="markers", name="oblivious",
+                             marker=dict(symbol="x", size=8, color="#dc2626"),
+                             hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>"), secondary_y=True)
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", showgrid=False, side="right", secondary_y=False)
+    fig.update_yaxes(side="left", secondary_y=True)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=own)
+    fig.update_layout(title=dict(text=system.split("/", 1)[-1], font_size=13, x=0, xanchor="left"),  # toolbar: right
+                      height=260, margin=dict(l=10, r=10, t=36, b=10), bargap=0.3, showlegend=False,
+                      meta="precision-profile")
     return fig
 
 

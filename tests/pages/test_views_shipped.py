@@ -102,8 +102,8 @@ def test_ties_first_visit_profile_and_table(open_url, shipped):
     rows = real_rows(setting="full-pooled", metric="ndcg@10", tie_policy="docid-desc")
     tasks = sorted(rows["task"].unique())
     assert at.selectbox(key="tp_task").options[1:] == tasks, "the task list holds the tasks that have data"
-    profile = at.get("plotly_chart")[0].proto.spec
-    titles = [a["text"] for a in json.loads(profile)["layout"]["annotations"]]
+    layouts = [json.loads(chart.proto.spec)["layout"] for chart in at.get("plotly_chart")]
+    titles = [layout["title"]["text"] for layout in layouts if layout.get("meta") == "precision-profile"]
     assert sorted(titles) == sorted(s.split("/", 1)[-1] for s in rows["system"].unique()), "one panel per system"
     table = next(df.value for df in at.dataframe if "precision_kind" in df.value.columns)
     mine = rows[(rows["system"] == MINILM) & (rows["precision"] == "bf16") & rows["instruction"]]
