@@ -15,6 +15,8 @@ it, and a visitor's choice it cannot show moves to the nearest one that has it โ
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -400,7 +402,33 @@ def precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: M
                     precision: str) -> str:
     """A precision as the control shows it: 'bf16 (inference / scores stored)' from the files' precision kinds
     under the chosen benchmark and setting, 'fp32 (as published)' for published scores only; the URL keeps the
-    plain precision."""
+    plain precision. ``conditions`` is the snapshot's conditions table; the label is remembered per snapshot
+    (asked for every option on every rerun: ~50 ms of pandas per run otherwise, bench/RESULTS.md ยง Capacity),
+    except for a session's own uploaded run."""
+    if not snapshot.overlay:
+        return _label_remembered(snapshot, chosen.get("benchmark"), chosen.get("setting"), precision)
+    return _precision_label(snapshot, conditions, chosen, precision)
+
+
+@functools.lru_cache(maxsize=1024)
+def _label_remembered(snapshot: data.Snapshot, benchmark: str | None, setting: str | None, precision: str) -> str:
+    return _precision_label(snapshot, data.facets(snapshot)["conditions"],
+                            {"benchmark": benchmark, "setting": setting}, precision)
+
+
+def _rows_remembered(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd.DataFrame],
+                     coverage: pd.DataFrame) -> pd.DataFrame:
+    """``rows(coverage)`` of a view's :class:`Need`, once per snapshot (``coverage`` is that snapshot's)."""
+    return _rows_of_snapshot(snapshot, rows)
+
+
+@functools.lru_cache(maxsize=64)
+def _rows_of_snapshot(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+    return rows(data.coverage(snapshot))
+
+
+def _precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: Mapping[str, str],
+                     precision: str) -> str:
     rows = conditions[(conditions["benchmark"] == chosen.get("benchmark"))
                       & (conditions["setting"] == chosen.get("setting")) & (conditions["precision"] == precision)]
     if rows.empty:
@@ -429,6 +457,8 @@ def view(need: Need | None = None, title: str = "This view") -> View:
         return selected
     st.sidebar.markdown("**What to evaluate**")
     coverage = data.coverage(snapshot) if need is not None else None
+    if need is not None and not snapshot.overlay:  # the same for every session of this data: computed once
+        need = dataclasses.replace(need, rows=functools.partial(_rows_remembered, snapshot, need.rows))
     chooser = _Tracking()
     labels = {"precision": lambda p: precision_label(snapshot, facets["conditions"], chooser.chosen, p)}
     chosen = choose_view_condition(facets, chooser, need, coverage, title, labels)

@@ -53,3 +53,24 @@ def test_missing_values_booleans_and_numbers():
         assert sidebar.options_for(frame, column, **equal) == reference(frame, column, **equal), (column, equal)
     assert sidebar.options_for(frame, "precision", benchmark="a") == ["bf16", "fp32"]
     assert sidebar.options_for(pd.DataFrame(), "precision") == []
+
+
+def test_remembered_precision_labels_and_need_rows_equal_the_computed_ones(fresh_answers):
+    """The precision labels and a view's needed rows are remembered per data snapshot (issue 23); they must be
+    what the functions compute from that snapshot's tables, for every benchmark, setting and precision."""
+    from ui import data
+
+    snap = data.snapshot(ROOT / "data")
+    conditions = data.facets(snap)["conditions"]
+    labels = set()
+    for (bench, setting), rows in conditions.groupby(["benchmark", "setting"]):
+        for precision in rows["precision"].unique():
+            chosen = {"benchmark": bench, "setting": setting}
+            got = sidebar.precision_label(snap, conditions, chosen, precision)
+            assert got == sidebar._precision_label(snap, conditions, chosen, precision)
+            labels.add(got)
+    assert any("(" in label for label in labels)
+    coverage = data.coverage(snap)
+    for rows in (sidebar.rows_with_query_data, sidebar.rows_with_two_precisions, sidebar.rows_with_both_settings,
+                 sidebar.rows_with_both_instructions, sidebar.rows_with_two_systems_with_query_data):
+        pd.testing.assert_frame_equal(sidebar._rows_remembered(snap, rows, coverage), rows(coverage))
