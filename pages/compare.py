@@ -89,14 +89,24 @@ def _offer_per_query_condition(view: sidebar.View) -> None:
 
 
 def _per_task(per_task, chosen: list[str]) -> None:
-    fig = px.bar(per_task, x="task", y="value", color="system", barmode="group",
-                 color_discrete_sequence=charts.PALETTE,
-                 category_orders={"system": chosen}, labels=dict(value="score", task=""),
-                 error_y=None, hover_data={"min": ":.4f", "max": ":.4f", "expected": ":.4f", "source": True})
-    fig.update_layout(height=420, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    """Each system's score per task, tie-aware where per-query results exist: the expected value with its tie
+    range [min, max] as an error bar; else the published (oblivious) score."""
+    shown = per_task.assign(score=per_task["expected"].where(per_task["has_query_data"], per_task["value"]))
+    shown = shown.assign(above=shown["max"] - shown["score"], below=shown["score"] - shown["min"])
+    fig = px.bar(shown, x="task", y="score", color="system", barmode="group", color_discrete_sequence=charts.PALETTE,
+                 category_orders={"system": chosen}, labels=dict(score="score", task=""),
+                 error_y="above", error_y_minus="below",
+                 hover_data={"value": ":.4f", "min": ":.4f", "max": ":.4f", "above": False, "below": False,
+                             "source": True})
+    fig.update_traces(error_y_color="#f97316", error_y_thickness=2)
+    fig.update_layout(height=420, margin=dict(l=10, r=10, t=30, b=10))
     charts.draw(fig)
-    wide = per_task.pivot(index="task", columns="system", values="value").reindex(columns=chosen).reset_index()
+    tie_aware = bool(shown["has_query_data"].any())
+    st.caption(("Bars: the tie-aware **expected** score where per-query results exist, with its tie range "
+                "[min, max] (orange); " if tie_aware else "Bars: ")
+               + "the published score where only task-level scores exist (`value` in the hover is the oblivious "
+               "score under the sidebar's tie policy).")
+    wide = shown.pivot(index="task", columns="system", values="score").reindex(columns=chosen).reset_index()
     st.dataframe(wide, hide_index=True, width="stretch",
                  column_config={"task": "Task", **{s: tables.number(s) for s in chosen}})
 

@@ -162,7 +162,9 @@ def test_compare_drill_down_and_paired_test(open_url, synthetic_dir):
     tests = at.dataframe[-1].value
     assert len(tests) == 3  # every pair of the three
     store = Store(synthetic_dir)
-    first = store.paired_test("bge-large", "e5-small", Condition("rar-b", instruction=None), task="PIQA")
+    first = store.paired_test("bge-large", "e5-small", Condition("rar-b", instruction=None), task="PIQA",
+                              value="expected")  # the view's default: tie-aware expected values
+    assert tests.iloc[0]["mean_diff"] == pytest.approx(first.observed_diff, abs=1e-12)
     assert tests.iloc[0]["p_value"] == pytest.approx(first.p_value)
 
 

@@ -170,3 +170,21 @@ def test_rank_flips_offers_the_tasks_two_systems_share_at_both_precisions(open_u
     for task in ("ARCChallenge", "AlphaNLI", "PIQA"):
         at.selectbox(key="flip_task").set_value(task).run()
         assert at.metric[0].value == "2", task
+
+
+def test_compare_per_task_scores_are_tie_aware(open_url):
+    """Compare's per-task bars and table show the expected score with its tie range where per-query results
+    exist (the mean over the task's queries in the parquet file), not the oblivious one."""
+    import json
+
+    at = open_url(SHIPPED, "compare.py", {"setting": "mcr", "instr": "without", "sys": [BM25, MINILM]})
+    wide = next(df.value for df in at.dataframe if "task" in df.value.columns and BM25 in df.value.columns)
+    rows = pd.read_parquet(SHIPPED / "real" / "query_metrics" / "rar-b_WinoGrande.parquet",
+                           filters=[("system", "==", BM25), ("setting", "==", "mcr"), ("metric", "==", "p@1"),
+                                    ("precision", "==", "fp32"), ("tie_policy", "==", "docid-desc"),
+                                    ("instruction", "==", False)])
+    shown = wide.set_index("task").loc["WinoGrande", BM25]
+    assert shown == pytest.approx(rows["expected"].mean(), abs=1e-12)
+    assert abs(rows["expected"].mean() - rows["oblivious"].mean()) > 1e-3, "the two differ here (BM25 is tied)"
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert all("array" in trace["error_y"] for trace in bars), "each bar carries its tie range"
