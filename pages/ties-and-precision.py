@@ -68,7 +68,8 @@ def _tie_summary(view: sidebar.View) -> None:
                 "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
                 "reports (✕), and the **share of queries whose score depends on tie-breaking** (grey bars, right "
                 "axis). Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers.")
-    _profile(summary, precisions, view.cond.metric)
+    _profile(summary, precisions, view.cond.metric,
+             key=None if view.data.overlay else ("ties-profile", view.data, view.cond, view.systems, task))
 
     st.subheader("Tie statistics per system and precision")
     number = tables.number
@@ -93,15 +94,16 @@ def _tie_summary(view: sidebar.View) -> None:
 PROFILE_COLUMNS = 3  # panels per row on a wide screen; Streamlit stacks columns on a phone
 
 
-def _profile(summary, precisions: list[str], metric: str) -> None:
+def _profile(summary, precisions: list[str], metric: str, key: tuple | None = None) -> None:
     """Small multiples, one chart per system, in rows of :data:`PROFILE_COLUMNS` columns (a phone stacks them
-    one under the other, each readable at full width)."""
+    one under the other, each readable at full width). ``key`` names the question the summary answers: each
+    system's figure is built once per key and system (:func:`ui.charts.draw_remembered`)."""
     systems = sorted(summary["system"].unique().tolist())
     for start in range(0, len(systems), PROFILE_COLUMNS):
         columns = st.columns(PROFILE_COLUMNS)
         for column, system in zip(columns, systems[start:start + PROFILE_COLUMNS]):
-            charts.draw(_profile_figure(summary[summary["system"] == system], system, precisions, metric),
-                        where=column)
+            charts.draw_remembered(None if key is None else (*key, system), lambda system=system: _profile_figure(
+                summary[summary["system"] == system], system, precisions, metric), where=column)
 
 
 def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go.Figure:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +27,35 @@ def draw(figure, where=None) -> None:
     """Show a plotly figure across the page's width, its legend above the plot (:data:`LEGEND_ABOVE`), without
     plotly's logo in its toolbar."""
     figure.update_layout(legend=LEGEND_ABOVE)
+    (where or st).plotly_chart(figure, width="stretch", config={"displaylogo": False})
+
+
+REMEMBERED_FIGURES = 64
+_figures: OrderedDict = OrderedDict()
+_figures_lock = threading.Lock()
+
+
+def draw_remembered(key: Hashable | None, build: Callable[[], object], where=None) -> None:
+    """:func:`draw` of the figure ``build()`` returns, built once per ``key`` in this process (the last
+    :data:`REMEMBERED_FIGURES` keys) and drawn again as it is: building a plotly figure validates every property
+    (a small-multiples figure: ~0.2 s of CPU), on every rerun of every session otherwise (bench/RESULTS.md
+    § Capacity). ``key`` must name everything the figure shows (e.g. the data snapshot, condition, systems and
+    control values); None builds it every time (a session's own uploaded run). The remembered figure is never
+    changed after it is stored (Streamlit only reads it: ``to_dict`` and JSON)."""
+    if key is None:
+        draw(build(), where)
+        return
+    with _figures_lock:
+        figure = _figures.get(key)
+        if figure is not None:
+            _figures.move_to_end(key)
+    if figure is None:
+        figure = build()
+        figure.update_layout(legend=LEGEND_ABOVE)
+        with _figures_lock:
+            _figures[key] = figure
+            while len(_figures) > REMEMBERED_FIGURES:
+                _figures.popitem(last=False)
     (where or st).plotly_chart(figure, width="stretch", config={"displaylogo": False})
 
 
