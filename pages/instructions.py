@@ -45,19 +45,29 @@ def render() -> None:
     heat = gap.per_task.pivot(index="system", columns="task", values="gap")
     heat = heat.reindex(per_system["system"].tolist())
     span = charts.symmetric_span(gap.per_task["gap"])
-    fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-span, zmax=span, aspect="auto",
-                    labels=dict(color="with − without"), text_auto=".3f")
-    fig.update_layout(height=max(300, 36 * len(heat) + 120), margin=dict(l=10, r=10, t=20, b=10),
-                      xaxis_title=None, yaxis_title=None)
-    charts.draw(fig)
+    # each figure is built once per question (issue 23: building them was most of this view's rerun)
+    key = None if view.data.overlay else ("instructions", view.data, view.cond, view.systems)
+
+    def heat_figure():
+        fig = px.imshow(heat, color_continuous_scale="RdBu", zmin=-span, zmax=span, aspect="auto",
+                        labels=dict(color="with − without"), text_auto=".3f")
+        fig.update_layout(height=max(300, 36 * len(heat) + 120), margin=dict(l=10, r=10, t=20, b=10),
+                          xaxis_title=None, yaxis_title=None)
+        return fig
+
+    charts.draw_remembered(key and (*key, "heat"), heat_figure)
 
     st.subheader("Gap in G")
     g_span = charts.symmetric_span(per_system["gap"])
-    bars = px.bar(per_system, x="gap", y="system", orientation="h", color="gap", color_continuous_scale="RdBu",
-                  range_color=(-g_span, g_span), labels=dict(gap="G with − G without", system=""))
-    bars.update_layout(height=max(260, 28 * len(per_system) + 80), margin=dict(l=10, r=10, t=20, b=10),
-                       yaxis=dict(autorange="reversed"), coloraxis_showscale=False)
-    charts.draw(bars)
+
+    def bar_figure():
+        bars = px.bar(per_system, x="gap", y="system", orientation="h", color="gap", color_continuous_scale="RdBu",
+                      range_color=(-g_span, g_span), labels=dict(gap="G with − G without", system=""))
+        bars.update_layout(height=max(260, 28 * len(per_system) + 80), margin=dict(l=10, r=10, t=20, b=10),
+                           yaxis=dict(autorange="reversed"), coloraxis_showscale=False)
+        return bars
+
+    charts.draw_remembered(key and (*key, "bars"), bar_figure)
     st.dataframe(per_system, hide_index=True, width="stretch", column_config={
         "system": "System", "G_a": tables.number(f"G {gap.label_a}"), "G_b": tables.number(f"G {gap.label_b}"),
         "gap": st.column_config.NumberColumn("Gap (with − without)", format="%+.4f"),

@@ -58,15 +58,21 @@ def render() -> None:
     cols[2].metric("Tasks", f"{per_task['task'].nunique()}")
     label_a = f"{sidebar.SETTING_LABELS.get(full_setting, full_setting)} ({full_metric})"
     label_b = f"MCR ({mcr_metric})"
-    # a symbol as well as a colour per task: more tasks than clearly distinct colours
-    fig = px.scatter(per_task, x="a", y="b", color="task", symbol="task", hover_name="system",
-                     color_discrete_sequence=charts.PALETTE, labels=dict(a=label_a, b=label_b),
-                     hover_data={"gap": ":+.4f"})
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="MCR = full",
-                             line=dict(color="#94a3b8", dash="dash")))
-    fig.update_layout(height=520, margin=dict(l=10, r=10, t=20, b=10),
-                      xaxis=dict(range=[0, 1], constrain="domain"), yaxis=dict(range=[0, 1], scaleanchor="x"))
-    charts.draw(fig)
+
+    def scatter():
+        # a symbol as well as a colour per task: more tasks than clearly distinct colours
+        fig = px.scatter(per_task, x="a", y="b", color="task", symbol="task", hover_name="system",
+                         color_discrete_sequence=charts.PALETTE, labels=dict(a=label_a, b=label_b),
+                         hover_data={"gap": ":+.4f"})
+        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="MCR = full",
+                                 line=dict(color="#94a3b8", dash="dash")))
+        fig.update_layout(height=520, margin=dict(l=10, r=10, t=20, b=10),
+                          xaxis=dict(range=[0, 1], constrain="domain"), yaxis=dict(range=[0, 1], scaleanchor="x"))
+        return fig
+
+    # built once per question (issue 23: building it was most of this view's rerun)
+    charts.draw_remembered(None if view.data.overlay else (
+        "mcr-vs-full", view.data, view.cond, view.systems, mcr_metric, full_setting, task), scatter)
 
     st.subheader("In G (over the tasks both settings share)")
     _zero_factors(gap, label_a, label_b)

@@ -74,3 +74,29 @@ def test_remembered_precision_labels_and_need_rows_equal_the_computed_ones(fresh
     for rows in (sidebar.rows_with_query_data, sidebar.rows_with_two_precisions, sidebar.rows_with_both_settings,
                  sidebar.rows_with_both_instructions, sidebar.rows_with_two_systems_with_query_data):
         pd.testing.assert_frame_equal(sidebar._rows_remembered(snap, rows, coverage), rows(coverage))
+
+
+def test_matching_rows_equal_the_pandas_definition():
+    """sidebar._matching (numpy since issue 23) keeps the rows a pandas mask keeps, 'any' instruction matching
+    every state and a missing instruction matching no flag."""
+    conditions = Store(ROOT / "data").facets()["conditions"]
+    conditions = pd.concat([conditions, conditions.head(2).assign(instruction=None)], ignore_index=True)
+
+    def reference(frame, chosen, skip=()):
+        mask = pd.Series(True, index=frame.index)
+        for name, value in chosen.items():
+            if name in skip or (name == "instruction" and value == "any"):
+                continue
+            if name == "instruction":
+                mask &= frame["instruction"].eq(sidebar.INSTRUCTION_CHOICES[value]).fillna(False).astype(bool)
+            else:
+                mask &= frame[name] == value
+        return frame[mask]
+
+    for bench in conditions["benchmark"].unique():
+        for setting in [*conditions["setting"].unique(), "nothing"]:
+            for instruction in ("any", "with", "without"):
+                for skip in ((), ("setting",)):
+                    chosen = {"benchmark": bench, "setting": setting, "instruction": instruction}
+                    pd.testing.assert_frame_equal(sidebar._matching(conditions, chosen, skip),
+                                                  reference(conditions, chosen, skip))
