@@ -24,8 +24,7 @@ def render() -> None:
         "ties alone cannot separate."), need=NEED)
     if view is None:
         return
-    precisions = sidebar.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
-                                     setting=view.cond.setting, metric=view.cond.metric)
+    precisions, left_out = _paired_precisions(view)
     hints.condition_line(view, skip=("precision",), note=" · the two precisions below")
     hints.sources_line(view, skip=("precision",))
     if len(precisions) < 2:
@@ -45,8 +44,12 @@ def render() -> None:
             col.button(f"{a} → {b}", on_click=_set_pair, args=(a, b), key=f"preset_{a}_{b}", width="stretch")
     left, mid, right = st.columns([1, 1, 1])
     default_a, default_b = presets[0] if presets else (precisions[0], precisions[1])
-    prec_a = state.select("flip_a", "Condition A: precision", precisions, default_a, where=left, format_func=label)
-    prec_b = state.select("flip_b", "Condition B: precision", precisions, default_b, where=mid, format_func=label)
+    offered = ("Not offered: " + ", ".join(left_out) + " (no two systems have it and another precision "
+               "here).") if left_out else None
+    prec_a = state.select("flip_a", "Condition A: precision", precisions, default_a, where=left, format_func=label,
+                          help=offered, elsewhere=left_out)
+    prec_b = state.select("flip_b", "Condition B: precision", precisions, default_b, where=mid, format_func=label,
+                          help=offered, elsewhere=left_out)
     scope = state.select("flip_task", "Ranked by", ["G"] + _rankable_tasks(view, prec_a, prec_b), "G", where=right,
                          always=False, format_func=lambda t: "G over the shared tasks" if t == "G" else f"{t} alone",
                          help="G over every task both precisions share, or one task's score alone (the tasks where "
@@ -79,6 +82,22 @@ def render() -> None:
         st.caption(gaps)
     charts.draw(_slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
     _pairs(flips, prec_a, prec_b)
+
+
+def _paired_precisions(view: sidebar.View) -> tuple[list[str], list[str]]:
+    """(offered, left out): the precisions of the shown condition, offered when at least two systems have
+    complete results at it and at another precision (what a rank flip compares), in the sidebar's order."""
+    exist = sidebar.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
+                                setting=view.cond.setting, metric=view.cond.metric)
+    good = sidebar.need_rows(view.data, sidebar.rows_with_two_precisions)
+    good = good[(good["benchmark"] == view.cond.benchmark) & (good["setting"] == view.cond.setting)
+                & (good["metric"] == view.cond.metric) & (good["tie_policy"] == view.cond.tie_policy)]
+    if view.cond.instruction is not None:
+        good = good[good["instruction"].eq(view.cond.instruction).fillna(False).astype(bool)]
+    paired = set(good["precision"])
+    if len(paired & set(exist)) < 2:
+        return exist, []
+    return [p for p in exist if p in paired], [p for p in exist if p not in paired]
 
 
 def _rankable_tasks(view: sidebar.View, prec_a: str, prec_b: str) -> list[str]:

@@ -414,6 +414,14 @@ def _label_remembered(snapshot: data.Snapshot, benchmark: str | None, setting: s
                             {"benchmark": benchmark, "setting": setting}, precision)
 
 
+def need_rows(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+    """``rows(coverage)`` for the snapshot's coverage (e.g. :func:`rows_with_two_precisions`), remembered per
+    snapshot (computed each time for a session's own uploaded run)."""
+    if snapshot.overlay:
+        return rows(data.coverage(snapshot))
+    return _rows_of_snapshot(snapshot, rows)
+
+
 def _rows_remembered(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd.DataFrame],
                      coverage: pd.DataFrame) -> pd.DataFrame:
     """``rows(coverage)`` of a view's :class:`Need`, once per snapshot (``coverage`` is that snapshot's)."""

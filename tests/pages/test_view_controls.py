@@ -188,3 +188,22 @@ def test_compare_per_task_scores_are_tie_aware(open_url):
     assert abs(rows["expected"].mean() - rows["oblivious"].mean()) > 1e-3, "the two differ here (BM25 is tied)"
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
     assert all("array" in trace["error_y"] for trace in bars), "each bar carries its tie range"
+
+
+def test_rank_flips_offers_only_precisions_two_systems_share(open_url):
+    """q4 has one system in the shipped pooled runs (the 4-bit e5, read from the parquet files here): a rank
+    flip to or from it cannot rank two systems, so it is not offered, and the help says why."""
+    import glob
+
+    frames = [pd.read_parquet(f, columns=["system", "setting", "precision", "metric"])
+              for f in glob.glob(str(SHIPPED / "real" / "query_metrics" / "rar-b_*.parquet"))]
+    rows = pd.concat(frames)
+    rows = rows[(rows["setting"] == "full-pooled") & (rows["metric"] == "ndcg@10")]
+    alone = [p for p, systems in rows.groupby("precision")["system"] if systems.nunique() == 1]
+    assert "q4" in alone
+    at = open_url(SHIPPED, "rank-flips.py")
+    box = at.selectbox(key="flip_a")
+    assert not [o for o in box.options if o.split(" ")[0] in alone], box.options
+    assert "Not offered: q4" in box.help
+    at = open_url(SHIPPED, "rank-flips.py", {"flip_a": "q4"})  # a link naming it: no refusal notice, a default
+    assert at.selectbox(key="flip_a").value.startswith("fp32")
