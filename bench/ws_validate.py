@@ -222,8 +222,19 @@ class BrowserTab:
             await asyncio.sleep(0.1)
         raise TimeoutError(f"Chromium's page did not finish a run within {timeout:.0f} s")
 
-    async def drawn_labels(self) -> set[str]:
-        """Text lines of the widgets' labels on screen (a button's icon name is a line of its own)."""
+    async def drawn_labels(self, tree: PageTree | None = None, patience: float = 5.0) -> set[str]:
+        """Text lines of the widgets' labels on screen (a button's icon name is a line of its own). With
+        ``tree``, read again for up to ``patience`` seconds until every widget the client mounted is on screen:
+        on a busy machine the browser may still be drawing a long page (Ties & precision: a chart per system)
+        when the app is idle, and a widget drawn late is not a difference."""
+        drawn = await self._drawn_labels()
+        deadline = time.monotonic() + patience
+        while tree is not None and time.monotonic() < deadline and _missing(tree, drawn):
+            await asyncio.sleep(0.25)
+            drawn = await self._drawn_labels()
+        return drawn
+
+    async def _drawn_labels(self) -> set[str]:
         selector = ", ".join(f"[data-testid='{t}']" for t in sorted(set(TESTIDS.values())))
         texts = await self.page.evaluate(
             """(selector) => [...document.querySelectorAll(selector)].map((el) => {
@@ -233,12 +244,22 @@ class BrowserTab:
         return {line.strip() for text in texts for line in text.splitlines() if line.strip()}
 
 
+def _on_screen(label: str, drawn: set[str]) -> bool:
+    return any(label == text or text.startswith(label) for text in drawn)
+
+
+def _missing(tree: PageTree, drawn: set[str]) -> bool:
+    """Whether a widget the client mounted has no label on screen (yet)."""
+    return any(node.proto.label.strip() and tree.mounted(node.path) and not _on_screen(node.proto.label.strip(), drawn)
+               for node in tree.widgets(mounted_only=False).values())
+
+
 def check_drawn(tree: PageTree, drawn: set[str], step: Step) -> None:
     for widget_id, node in tree.widgets(mounted_only=False).items():
         label = node.proto.label.strip()
         if not label:
             continue
-        on_screen = any(label == text or text.startswith(label) for text in drawn)
+        on_screen = _on_screen(label, drawn)
         if tree.mounted(node.path) and not on_screen:
             step.differences.append(f"{node.path} {node.kind} {label!r}: mounted per the client, not drawn by Chromium")
         if not tree.mounted(node.path) and on_screen and sum(1 for n in tree.widgets(False).values()
@@ -291,7 +312,7 @@ async def _change_step(page, tab: BrowserTab, session: Session, result: Validati
     if len(browser_reruns) > 1:
         step.differences.append(f"Chromium sent {len(browser_reruns)} reruns for one change")
     compare_trees(tab.tree, session.tree, step)
-    check_drawn(session.tree, await tab.drawn_labels(), step)
+    check_drawn(session.tree, await tab.drawn_labels(session.tree), step)
 
 
 async def validate(url: str, timeout: float = 120.0, page_title: str | None = None,
@@ -321,7 +342,7 @@ async def validate(url: str, timeout: float = 120.0, page_title: str | None = No
                 compare_reruns(tab.sent[0] if tab.sent else None, session.sent[0] if session.sent else None, step,
                                tab.tree, session.tree)
                 compare_trees(tab.tree, session.tree, step)
-                check_drawn(session.tree, await tab.drawn_labels(), step)
+                check_drawn(session.tree, await tab.drawn_labels(session.tree), step)
                 result.steps.append(step)
 
                 # 2. one control change; 4. (after the page switch) another one on the new page
@@ -344,7 +365,7 @@ async def validate(url: str, timeout: float = 120.0, page_title: str | None = No
                     compare_reruns(browser_reruns[0] if browser_reruns else None, session.sent[-1], step,
                                    tab.tree, session.tree)
                     compare_trees(tab.tree, session.tree, step)
-                    check_drawn(session.tree, await tab.drawn_labels(), step)
+                    check_drawn(session.tree, await tab.drawn_labels(session.tree), step)
                 result.steps.append(step)
 
                 await _change_step(page, tab, session, result, timeout, "after a control change on that page",
