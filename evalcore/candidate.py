@@ -43,9 +43,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalcore import schema
 from evalcore.errors import InputError, OutputError
 
-SETTINGS = ("mcr", "full-pooled")
+SETTINGS = schema.TASK_SETTINGS
 SETTING_METRICS: dict[str, tuple[str, ...]] = {"mcr": ("p@1", "ndcg@10"),
                                                "full-pooled": ("ndcg@10", "mrr@10", "recall@100")}
 """Metrics a candidate is evaluated with: those of the shipped real runs of the setting."""

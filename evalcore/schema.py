@@ -36,6 +36,8 @@ ANY_ARROW_TYPE = frozenset({"release_date"})
 CONDITION_KEY = ("system", "benchmark", "task", "setting", "instruction", "precision", "tie_policy", "metric")
 """What one task-level value is of: a system, its condition, a task and a metric."""
 DEFAULT_TIE_POLICY = "docid-desc"
+# The settings whose task inputs ship in data/tasks/ (a candidate run is evaluated in one of them).
+TASK_SETTINGS = ("mcr", "full-pooled")
 
 
 def kind_of(sql_type: str) -> str:

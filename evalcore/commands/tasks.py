@@ -16,7 +16,7 @@ import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from evalcore.candidate import SETTINGS
+    from evalcore.schema import TASK_SETTINGS as SETTINGS  # not evalcore.candidate: it imports pandas
     from evalcore.commands._candidate import add_candidate_arguments
 
     actions = parser.add_subparsers(dest="tasks_action", metavar="ACTION")
