@@ -71,9 +71,18 @@ def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
     cond = view.cond
     instr = {None: "instructions as published", False: "without instructions", True: "with instructions"}
     parts = {"benchmark": cond.benchmark, "setting": SETTING_LABELS.get(cond.setting, cond.setting),
-             "metric": cond.metric, "instruction": instr[cond.instruction], "precision": cond.precision,
+             "metric": cond.metric, "instruction": instr[cond.instruction], "precision": _precision(view),
              "tie_policy": f"ties: {cond.tie_policy}"}
     return " · ".join(text for name, text in parts.items() if name not in skip)
+
+
+def _precision(view: View) -> str:
+    """The condition's precision with its kind, as the sidebar shows it ('bf16 (inference / scores stored)')."""
+    cond = view.cond
+    if view.data is None or cond.precision is None:
+        return str(cond.precision)
+    return sidebar.precision_label(view.data, view.conditions(),
+                                   {"benchmark": cond.benchmark, "setting": cond.setting}, cond.precision)
 
 
 def has_results_to_show(view: View) -> bool:

@@ -234,3 +234,20 @@ def test_compare_drill_down_shows_the_texts_of_the_source_csv(open_url, shipped)
         shown = numbers[numbers["system"] == system].iloc[0]
         assert (shown["expected"], shown["min"], shown["max"], bool(shown["tied_at_cutoff"])) == pytest.approx(
             (mine["expected"], mine["min"], mine["max"], bool(mine["tied_at_cutoff"])))
+
+
+def test_compare_condition_line_names_the_precision_kind(open_url, shipped):
+    """Issue 17: a precision is shown with its kind wherever it is shown — also in the condition line of the
+    views (Compare, Instructions, MCR vs full) — read here straight from the files' precision_kind column."""
+    import re
+
+    at = open_url(shipped, "compare.py")
+    assert not at.exception
+    rows = real_rows(setting="full-pooled", precision="fp32", metric="ndcg@10", tie_policy="docid-desc")
+    kinds = set(rows["precision_kind"])
+    assert kinds, "the shipped fp32 rows carry a precision kind"
+    lines = [t for t in texts(at, "caption") if "ties:" in t]
+    assert lines, texts(at, "caption")
+    shown = re.search(r"· fp32 \(([^)]*)\) ·", lines[0])
+    assert shown, lines[0]
+    assert set(shown.group(1).split(" / ")) == kinds
