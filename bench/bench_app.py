@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -144,7 +145,8 @@ def _commit_precision(page, precision: str) -> float:
     box.scroll_into_view_if_needed()
     box.click()
     box.fill(precision)
-    page.get_by_role("option", name=precision, exact=True).wait_for(timeout=60_000)
+    # the dashboard's labels carry the precision's kind on real runs: "bf16 (inference / scores stored)"
+    page.get_by_role("option", name=re.compile(rf"^{re.escape(precision)}( \(.*\))?$")).first.wait_for(timeout=60_000)
     t0 = time.perf_counter()
     page.keyboard.press("Enter")
     _idle_after(page, f"prec={precision.replace('+', '%2B')}&")

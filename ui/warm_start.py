@@ -12,9 +12,9 @@ asks while the thread is still computing waits for that computation (Streamlit's
 of repeating it.
 
 Then everything still alive — imported modules, the store, the cached answers — is long-lived, and it is moved
-out of the garbage collector's sight (``gc.freeze``): Streamlit runs a full collection after every script run
-(``runner.postScriptGC``), which walked those ~130k objects in ~0.06–0.09 s on every rerun, cached or not
-(bench/bench_app.py). Frozen objects are still freed by reference counting; only the cycle collector skips
+out of the garbage collector's sight (``gc.freeze``): Streamlit's full collection after every script run is off
+(``runner.postScriptGC = false`` in .streamlit/config.toml; it walked those ~130k objects in ~0.06–0.09 s on every
+rerun), and Python's own full passes skip them too. Frozen objects are still freed by reference counting; only the cycle collector skips
 them, and it keeps collecting everything created later.
 
 The server log says ``warm start: default view ready in … s`` or ``warm start FAILED …`` with the traceback
@@ -32,6 +32,28 @@ from typing import Any, AsyncIterator
 
 LOG = logging.getLogger("tiebreak.app")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+# Imported by someone at first use and read half-imported by another thread: plotly's JSON encoder looks up
+# ``PIL.Image`` in sys.modules on every figure; when two sessions drew their first figures at once in a fresh
+# process, one found the module while another thread was still importing it ("partially initialized module
+# 'PIL.Image' has no attribute 'Image'": the view failed, seen under bench/load_ws.py with 4 processes).
+LATE_IMPORTS = ("PIL.Image", "orjson")
+
+
+def import_late_modules() -> list[str]:
+    """Import, once and before any session runs, the modules libraries otherwise import lazily from a script
+    thread (:data:`LATE_IMPORTS`, those installed); returns the ones imported."""
+    import importlib
+
+    done = []
+    for name in LATE_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+        done.append(name)
+    return done
 
 
 def prepare_default_view(data_dir: Path | None = None) -> str:
@@ -70,6 +92,7 @@ def warm_default_view(data_dir: Path | None = None) -> bool:
     """:func:`prepare_default_view`, logged; never raises. Returns whether it succeeded."""
     started = time.perf_counter()
     try:
+        import_late_modules()
         prepared = prepare_default_view(data_dir)
     except Exception:  # never keep the server from serving
         LOG.exception("warm start FAILED after %.2f s: the default view's data could not be prepared "

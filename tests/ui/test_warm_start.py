@@ -166,3 +166,19 @@ def test_the_server_prepares_the_default_view_before_any_browser_connects(tmp_pa
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_warm_start_imports_what_plotly_looks_up_before_any_session_draws():
+    """A fresh server process drew two sessions' first figures at once and one failed: plotly's JSON encoder
+    found ``PIL.Image`` half-imported by another thread. The warm start imports it (and orjson) first, in a fresh
+    process here, so no script thread ever imports it while another reads it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; from ui import warm_start; warm_start.import_late_modules(); "
+            "image = sys.modules.get('PIL.Image'); print(image is not None and hasattr(image, 'Image'))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True", (done.stdout, done.stderr)
