@@ -269,6 +269,17 @@ def measure(data_dir: Path, repeats: int, starts: int, log_dir: Path, pause: flo
     }
 
 
+def _offered_precisions(page) -> set[str]:
+    """The precisions the Precision list offers now (labels may carry a kind: "bf16 (inference / storage)")."""
+    box = combobox(page, "Precision")
+    box.scroll_into_view_if_needed()
+    box.click()
+    page.get_by_role("option").first.wait_for(timeout=60_000)
+    names = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    return {name.split(" (")[0].strip() for name in names}
+
+
 def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
                        pause: float = 0.0) -> tuple[list[float], list[float]]:
     """Cycle through every precision ``repeats`` times, ``pause`` s after each render; returns (cold, cached)
@@ -281,6 +292,8 @@ def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
 
         page.get_by_test_id("stSidebar").get_by_text(SETTING_LABELS.get(setting, setting), exact=True).click()
         _idle_after(page, f"setting={setting}&")
+    offered = _offered_precisions(page)  # the sidebar offers only precisions with data under its other controls
+    cycle = [p for p in cycle if p in offered]
     cold, warm = [], []
     seen: set[str] = {"fp32"}
     for _ in range(repeats):

@@ -79,7 +79,7 @@ def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
 def _precision(view: View) -> str:
     """The condition's precision with its kind, as the sidebar shows it ('bf16 (inference / scores stored)')."""
     cond = view.cond
-    if view.data is None or cond.precision is None:
+    if getattr(view, "data", None) is None or cond.precision is None:
         return str(cond.precision)
     return sidebar.precision_label(view.data, view.conditions(),
                                    {"benchmark": cond.benchmark, "setting": cond.setting}, cond.precision)

@@ -163,11 +163,12 @@ CONDITION_KEYS = {"bench": "Benchmark", "setting": "Setting", "metric": "Metric"
                   "prec": "Precision", "ties": "Tie policy"}
 
 
-def condition_of(params: Mapping) -> tuple[str, list[tuple[str, str]]]:
-    """The condition line as the pages word it (:func:`ui.hints.describe_condition`) and the (label, value)
-    pairs of every URL setting of the view; an empty line when the view has no condition."""
+def condition_of(params: Mapping, data_dir: Path | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """The condition line as the pages word it (:func:`ui.hints.describe_condition`; with ``data_dir``, the
+    precision carries its kind as on the page) and the (label, value) pairs of every URL setting of the view;
+    an empty line when the view has no condition."""
     from evalcore.store import Condition
-    from ui import hints, sidebar
+    from ui import data, hints, sidebar
 
     def one(key):
         value = params.get(key)
@@ -184,11 +185,16 @@ def condition_of(params: Mapping) -> tuple[str, list[tuple[str, str]]]:
                      one("prec"), one("ties"))
     skip = () if one("prec") else ("precision",)  # views over several precisions (Rank flips, Ties & precision)
 
-    class _View:  # describe_condition reads only .cond
-        pass
+    class _View:  # what describe_condition reads: .cond, .data and .conditions()
+        data = None
+
+        def conditions(self) -> pd.DataFrame:
+            return data.facets(self.data)["conditions"] if self.data is not None else pd.DataFrame()
 
     view = _View()
     view.cond = cond
+    if data_dir is not None and data_dir.is_dir():
+        view.data = data.snapshot(data_dir)
     return hints.describe_condition(view, skip), settings
 
 
@@ -207,7 +213,7 @@ def download_button(drawn: Drawn, page_title: str, url_path: str, params: Mappin
         from evalcore import provenance as provenance_module
         from ui import glossary
 
-        line, settings = condition_of(params)
+        line, settings = condition_of(params, data_dir)
         record = provenance_module.Provenance()
         if data_dir is not None:
             try:
