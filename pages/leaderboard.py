@@ -75,6 +75,13 @@ def _headline(board, order: str, pointer: boards.Pointer, benchmark: str) -> Non
     _pointer_line(board, pointer, with_data)
 
 
+INFO_ICON = ('<span aria-hidden="true" style="display:inline-block;width:1.05em;height:1.05em;'
+             'border:1.5px solid currentColor;border-radius:50%;font-size:0.8em;line-height:1.05em;'
+             'text-align:center;font-weight:700;font-style:normal;vertical-align:0.1em">i</span>')
+"""An "information" mark drawn with CSS around the letter i: the ⓘ character has no glyph in the page's font
+nor in common Linux fallback fonts (Debian's Chromium drew a box), and ``st.html`` drops inline SVG."""
+
+
 def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
     """One visible line: how many systems have per-query results, and a link to a condition that has them."""
     if pointer.here:
@@ -82,7 +89,7 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
                     f"per-query results here: their ranks carry tie ranges and bootstrap intervals"
                     + (f" ({board.bootstrap:,} resamples of queries per task)." if board.bootstrap else "."))
     elif pointer.cond is not None:
-        st.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">&#9432; <b>{pointer.n_systems} systems</b> '
+        st.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">{INFO_ICON} <b>{pointer.n_systems} systems</b> '
                 f"have per-query results, with tie ranges and rank intervals: "
                 f'<a href="{pointer.url}" target="_self">show them — {html.escape(pointer.words)}</a>.'
                 f" The rows here have {boards.TASK_LEVEL_ONLY}.</p>")

@@ -147,23 +147,34 @@ def _kind_note(kinds: dict[str, str], prec_a: str, prec_b: str) -> None:
 
 
 def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str) -> go.Figure:
+    """Ranks under A (left) joined to ranks under B (right). The names are the two rank axes' tick labels, so
+    Plotly widens its margins to fit them (automargin) instead of clipping them at the chart's edges on a
+    narrow screen; the line's dash says the precision's kind (the note above the chart), the hover gives both
+    ranks, scores and the kind."""
     fig = go.Figure()
     colours = {"up": "#0d9488", "down": "#dc2626", "same": "#94a3b8"}
     for row in ranks.itertuples(index=False):
         direction = "same" if row.rank_change == 0 else ("down" if row.rank_change > 0 else "up")
         kind = kinds.get(row.system, "")
-        name = _short(row.system)
         fig.add_trace(go.Scatter(
-            x=[prec_a, prec_b], y=[row.rank_a, row.rank_b], mode="lines+markers+text",
-            text=[name, f"{name}" + (f" ({kind})" if kind else "")], textposition=["middle left", "middle right"],
+            x=[prec_a, prec_b], y=[row.rank_a, row.rank_b], mode="lines+markers",
             line=dict(color=colours[direction], width=3 if direction != "same" else 1.5,
                       dash=KIND_DASH.get(kind, "solid")),
             marker=dict(size=8), showlegend=False, name=row.system, cliponaxis=False,
-            hovertemplate=(f"{row.system}<br>{prec_a}: rank {row.rank_a} ({by} {row.G_a:.4f})<br>"
-                           f"{prec_b}: rank {row.rank_b} ({by} {row.G_b:.4f})<extra></extra>")))
-    fig.update_layout(height=max(320, 34 * len(ranks) + 80), margin=dict(l=40, r=40, t=30, b=30),
-                      yaxis=dict(autorange="reversed", title=f"rank by {by}", dtick=1),
-                      xaxis=dict(type="category", title=None, range=[-0.9, 1.9]))
+            hovertemplate=(f"{row.system}" + (f" ({kind} at {prec_b})" if kind else "")
+                           + f"<br>{prec_a}: rank {row.rank_a} ({by} {row.G_a:.4f})"
+                           f"<br>{prec_b}: rank {row.rank_b} ({by} {row.G_b:.4f})<extra></extra>")))
+    fig.add_trace(go.Scatter(x=[prec_b] * len(ranks), y=ranks["rank_b"].tolist(), yaxis="y2", mode="markers",
+                             marker=dict(opacity=0), hoverinfo="skip", showlegend=False))
+    axis = dict(autorange="reversed", automargin=True, showgrid=False, zeroline=False, tickfont=dict(size=11))
+    fig.update_layout(
+        height=max(320, 34 * len(ranks) + 80), margin=dict(l=10, r=10, t=30, b=30),
+        yaxis=dict(axis, tickmode="array", tickvals=ranks["rank_a"].tolist(),
+                   ticktext=[f"{_short(s)} · {r}" for s, r in zip(ranks["system"], ranks["rank_a"])]),
+        yaxis2=dict(axis, tickmode="array", tickvals=ranks["rank_b"].tolist(),
+                    ticktext=[f"{r} · {_short(s)}" for s, r in zip(ranks["system"], ranks["rank_b"])],
+                    overlaying="y", side="right", matches="y"),
+        xaxis=dict(type="category", title=None, range=[-0.15, 1.15]))
     return fig
 
 

@@ -137,7 +137,7 @@ def page() -> None:
     """The Glossary page: every term under its own anchor, then the references."""
     st.title("Glossary")
     st.markdown("The words the dashboard uses, what they mean here, and where they come from. Every label with "
-                "a ⓘ shows its entry on hover.")
+                "a question-mark icon shows its entry on hover.")
     for term in _ENTRIES:
         st.subheader(term.name, anchor=term.key)
         cites = "; ".join(f"[{CITATIONS[c].text}]({CITATIONS[c].url})" for c in term.cites)
