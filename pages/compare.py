@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from ui import charts, data, drilldown, glossary, hints, sidebar, state, tables
@@ -48,7 +48,7 @@ def render() -> None:
         col.metric(f"G · {name}", f"{g_of[name]:.4f}" if name in g_of else "not ranked",
                    help=None if name in g_of else "Missing at least one task, see the Leaderboard page.")
     per_task = data.per_task(view.data, chosen, view.cond)
-    _per_task(per_task, chosen)
+    _per_task(per_task, chosen, key=None if view.data.overlay else ("compare", view.data, view.cond, tuple(chosen)))
     tasks_with_queries = sorted(per_task.loc[per_task["has_query_data"], "task"].unique().tolist())
     st.divider()
     st.subheader("Per query")
@@ -88,19 +88,13 @@ def _offer_per_query_condition(view: sidebar.View) -> None:
               args=("setting", setting), icon=":material/swap_horiz:")
 
 
-def _per_task(per_task, chosen: list[str]) -> None:
+def _per_task(per_task, chosen: list[str], key) -> None:
     """Each system's score per task, tie-aware where per-query results exist: the expected value with its tie
-    range [min, max] as an error bar; else the published (oblivious) score."""
+    range [min, max] as an error bar; else the published (oblivious) score. The figure is built once per
+    ``key`` (the question: data snapshot, condition, systems; None for a session's own upload)."""
     shown = per_task.assign(score=per_task["expected"].where(per_task["has_query_data"], per_task["value"]))
     shown = shown.assign(above=shown["max"] - shown["score"], below=shown["score"] - shown["min"])
-    fig = px.bar(shown, x="task", y="score", color="system", barmode="group", color_discrete_sequence=charts.PALETTE,
-                 category_orders={"system": chosen}, labels=dict(score="score", task=""),
-                 error_y="above", error_y_minus="below",
-                 hover_data={"value": ":.4f", "min": ":.4f", "max": ":.4f", "above": False, "below": False,
-                             "source": True})
-    fig.update_traces(error_y_color="#f97316", error_y_thickness=2)
-    fig.update_layout(height=420, margin=dict(l=10, r=10, t=30, b=10))
-    charts.draw(fig)
+    charts.draw_remembered(key, lambda: _per_task_figure(shown, chosen))
     tie_aware = bool(shown["has_query_data"].any())
     st.caption(("Bars: the tie-aware **expected** score where per-query results exist, with its tie range "
                 "[min, max] (orange); " if tie_aware else "Bars: ")
@@ -109,6 +103,26 @@ def _per_task(per_task, chosen: list[str]) -> None:
     wide = shown.pivot(index="task", columns="system", values="score").reindex(columns=chosen).reset_index()
     st.dataframe(wide, hide_index=True, width="stretch",
                  column_config={"task": "Task", **{s: tables.number(s) for s in chosen}})
+
+
+def _per_task_figure(shown, chosen: list[str]) -> go.Figure:
+    """Grouped bars, one colour per system in the order chosen, each with its tie range as an asymmetric error
+    bar (absent where only a task-level score exists), written as one figure description."""
+    bars = []
+    for colour, system in zip(charts.PALETTE * 2, chosen):
+        rows = shown[shown["system"] == system]
+        bars.append(go.Bar(
+            x=rows["task"].tolist(), y=rows["score"].tolist(), name=system, marker=dict(color=colour),
+            error_y=dict(type="data", array=rows["above"].tolist(), arrayminus=rows["below"].tolist(),
+                         color="#f97316", thickness=2),
+            customdata=rows[["value", "min", "max", "source"]].astype(object).to_numpy().tolist(),
+            hovertemplate=(f"{system}<br>%{{x}}: score %{{y:.4f}}<br>value %{{customdata[0]:.4f}} · "
+                           "[min, max] [%{customdata[1]:.4f}, %{customdata[2]:.4f}]<br>source %{customdata[3]}"
+                           "<extra></extra>")))
+    return go.Figure(data=bars, layout=dict(
+        barmode="group", height=420, margin=dict(l=10, r=10, t=30, b=10), legend_title_text="system",
+        xaxis=dict(title=None, categoryorder="array", categoryarray=sorted(shown["task"].unique().tolist())),
+        yaxis=dict(title="score")))
 
 
 def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) -> None:
