@@ -262,6 +262,17 @@ def task_table(data: Snapshot, cond: Condition, *, systems: Systems = None) -> p
     return _store_of(data).task_table(cond, systems)
 
 
+@_question
+def sources(data: Snapshot, cond: Condition, *, systems: Systems = None) -> tuple[str, ...]:
+    """The distinct ``source`` values of the rows under ``cond`` (a field set to None is not filtered on): what
+    a view's "Sources:" caption names. A small answer: a view need not copy the whole task table out of the
+    cache for it on every rerun."""
+    table = _store_of(data).task_table(cond, systems)
+    if "source" not in table:
+        return ()
+    return tuple(sorted({str(value) for value in table["source"].dropna().tolist()}))
+
+
 @dataclass(frozen=True)
 class TaskTexts:
     """The texts behind one task's per-query rows (``<data>/tasks/<benchmark>/``, scripts/make_task_texts.py):

@@ -49,9 +49,8 @@ def sources_line(view: View, skip: Sequence[str] = ()) -> None:
     from ui import data
 
     cond = replace(view.cond, **{name: None for name in ("precision", "instruction") if name in skip})
-    table = data.task_table(view.data, cond, systems=view.systems)
     provenance = data.provenance(view.data)
-    lines = provenance.describe(table["source"] if "source" in table else [])
+    lines = provenance.describe(data.sources(view.data, cond, systems=view.systems))
     if lines:
         st.caption("Sources: " + "; ".join(safe_text(line) for line in lines)
                    + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
