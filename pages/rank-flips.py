@@ -80,7 +80,9 @@ def render() -> None:
                                                          (prec_a, prec_b), view.systems))
     if gaps:  # a system never run at one of the two precisions is named, not silently left out
         st.caption(gaps)
-    charts.draw(_slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
+    charts.draw_remembered(None if view.data.overlay else (  # built once per question (issue 23)
+        "rank-flips", view.data, view.cond, view.systems, prec_a, prec_b, scope),
+        lambda: _slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
     _pairs(flips, prec_a, prec_b)
 
 

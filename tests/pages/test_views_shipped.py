@@ -173,6 +173,13 @@ def test_instructions_first_visit_gap_in_g(open_url, shipped):
     table = at.dataframe[-1].value.set_index("system")
     assert table.loc[MPNET, "gap"] == pytest.approx(gap, abs=1e-12)
     assert len(at.get("plotly_chart")) == 2
+    heat, bars = (json.loads(chart.proto.spec)["data"][0] for chart in at.get("plotly_chart"))
+    # the bars draw the table's gaps, in its order; the heat map has one row per system, in the same order
+    assert bars["y"] == table.index.tolist() and bars["x"] == pytest.approx(table["gap"].tolist(), abs=1e-12)
+    assert heat["type"] == "heatmap" and heat["y"] == table.index.tolist()
+    column = heat["x"].index(tasks[0])
+    assert heat["z"][heat["y"].index(MPNET)][column] == pytest.approx(
+        with_.loc[MPNET, tasks[0]] - without.loc[MPNET, tasks[0]], abs=1e-12)
 
 
 # --------------------------------------------------------------------------------------------------- Compare
