@@ -276,8 +276,9 @@ def sources(data: Snapshot, cond: Condition, *, systems: Systems = None) -> tupl
 @dataclass(frozen=True)
 class TaskTexts:
     """The texts behind one task's per-query rows (``<data>/tasks/<benchmark>/``, scripts/make_task_texts.py):
-    queries (qid, text, instruction), documents (docid, text: the pooled candidates), candidates (qid, docid,
-    pool_docid: each query's MCR candidates in order), qrels (setting, qid, docid, relevance)."""
+    queries (qid, text, instruction, and ``flat_text``: the text on one line, whitespace runs as one space —
+    what tables and option labels cut to a snippet), documents (docid, text: the pooled candidates), candidates
+    (qid, docid, pool_docid: each query's MCR candidates in order), qrels (setting, qid, docid, relevance)."""
 
     queries: pd.DataFrame
     documents: pd.DataFrame
@@ -296,7 +297,9 @@ def _task_texts(folder: str, versions: tuple, task: str) -> TaskTexts | None:
     for name in TASK_TEXT_TABLES:
         table = ds.dataset(Path(folder) / f"{name}.parquet").to_table(filter=ds.field("task") == task)
         tables[name] = table.drop_columns([c for c in ("benchmark", "task") if c in table.column_names]).to_pandas()
-    return TaskTexts(**tables) if len(tables["queries"]) else None
+    queries = tables["queries"]
+    queries["flat_text"] = [" ".join(str(text).split()) if isinstance(text, str) else "" for text in queries["text"]]
+    return TaskTexts(**tables) if len(queries) else None
 
 
 def task_texts(data: Snapshot, benchmark: str, task: str) -> TaskTexts | None:

@@ -25,6 +25,13 @@ def snippet(text: str, limit: int = SNIPPET) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def snippets(flat: pd.Series, limit: int = SNIPPET) -> pd.Series:
+    """:func:`snippet` of texts already on one line (``TaskTexts.queries.flat_text``), column-wise; missing
+    texts give ''."""
+    flat = flat.fillna("").astype(str)
+    return flat.where(flat.str.len() <= limit, flat.str.slice(0, limit - 1) + "…")
+
+
 def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, value: str,
                 diff_only: bool, task: str) -> pd.DataFrame:
     """One row per query: its text, each system's ``value`` with its [min, max] and tie status, the spread
@@ -36,8 +43,7 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
     per_qid = rows.groupby("qid")[["spread", "differs"]].first()
     table = pd.DataFrame(index=wide.index)
     if texts is not None:
-        table["query"] = texts.queries.set_index("qid")["text"].reindex(table.index).map(
-            lambda t: snippet(t) if isinstance(t, str) else "")
+        table["query"] = snippets(texts.queries.set_index("qid")["flat_text"].reindex(table.index)).to_numpy()
     for system in systems:
         table[system] = wide[system]
         table[f"{system} [min, max]"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(low[system], high[system])]
@@ -70,11 +76,13 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
     system's oblivious / expected / min / max, tie status and the number of documents ranked."""
     if not choices:
         return
-    query_text = texts.queries.set_index("qid")["text"] if texts is not None else pd.Series(dtype=object)
+    flat = texts.queries.set_index("qid")["flat_text"] if texts is not None else pd.Series(dtype=object)
+    shown = flat.reindex(list(choices)).dropna()
+    labels = dict(zip(shown.index, shown.index.astype(str) + " · " + snippets(shown, 70)))
     qid = state.select(key, "Show one query in full", list(choices), choices[0], always=False,
-                       format_func=lambda q: f"{q} · {snippet(query_text.get(q, ''), 70)}" if q in query_text else q,
+                       format_func=lambda q: labels.get(q, q),
                        help="Queries in the order of the table above (largest spread first).")
-    if texts is not None and qid in query_text:
+    if texts is not None and qid in flat.index:
         record = texts.queries.set_index("qid").loc[qid]
         st.markdown(f"**Query** — {hints.safe_text(record['text'])}")
         if record.get("instruction"):
