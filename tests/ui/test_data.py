@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -102,3 +103,22 @@ def test_data_dir_from_args_env_and_default(tmp_path):
     assert data.data_dir_from([], {"TIEBREAK_DATA": str(tmp_path)}) == tmp_path.resolve()
     assert data.data_dir_from(["--da", "x"], {}).name == "data"  # no abbreviations of --data
     assert data.data_dir_from([], {}) == data.DEFAULT_DATA_DIR
+
+
+def test_answer_cache_key_names_every_field_of_a_snapshot_and_a_condition():
+    """ui.data.KEY_OF keys the answer cache by a snapshot's and a condition's fields: changing any one field
+    (a field added later included) changes the key, so two questions never share an answer."""
+    import dataclasses
+
+    from evalcore.store import Condition
+    from ui.data import KEY_OF, Snapshot
+
+    examples = {Snapshot: Snapshot(Path("/data"), "f" * 16, ""),
+                Condition: Condition("rar-b", "ndcg@10", "full", None, "fp32", "docid-desc")}
+    others = {type(Path("/")): Path("/other"), str: "other", bool: True, type(None): False}
+    for kind, example in examples.items():
+        key = KEY_OF[kind](example)
+        for field in dataclasses.fields(kind):
+            value = getattr(example, field.name)
+            changed = dataclasses.replace(example, **{field.name: others[type(value)]})
+            assert KEY_OF[kind](changed) != key, (kind.__name__, field.name)
