@@ -42,7 +42,9 @@ def render() -> None:
             hints.ingest_hint(view))
         return
     pointer = boards.pointer_for(view.data, cond, board)
-    kinds = boards.kinds_of(data.precision_kinds(view.data), cond)
+    # precision kinds live in per-query files only: published boards (the first visit's) need not read them
+    kinds = boards.kinds_of(data.precision_kinds(view.data) if boards.has_query_data(view.conditions(), cond)
+                            else None, cond)
     if board.ranked.empty:
         st.warning(f"No system has results for every task of this benchmark, so none can be ranked by "
                    f"{board.ranked_by}.")

@@ -61,7 +61,8 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     what the data API raises."""
     import pandas as pd
 
-    from ui import board, data, sidebar, tables  # noqa: F401  (board, tables: the Leaderboard's table modules)
+    from ui import board as board_module
+    from ui import data, sidebar, tables  # noqa: F401  (tables: the Leaderboard's table module)
 
     data_dir = data.data_dir_from() if data_dir is None else data_dir
     if not data_dir.is_dir():
@@ -71,8 +72,11 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     if cond is None:
         return f"nothing: no results under {data_dir}"
     board = data.leaderboard(snapshot, cond)
-    # the Leaderboard's other questions: where per-query results are, precision kinds, metadata, provenance
-    data.coverage(snapshot), data.precision_kinds(snapshot), data.provenance(snapshot)
+    # the Leaderboard's other questions: where per-query results are, metadata, provenance (precision kinds
+    # only where the default board has per-query results: published scores carry none)
+    data.coverage(snapshot), data.provenance(snapshot)
+    if board_module.has_query_data(data.facets(snapshot)["conditions"], cond):
+        data.precision_kinds(snapshot)
     data.systems(snapshot, benchmark=cond.benchmark)
     pd.DataFrame().style  # noqa: B018  (imports pandas' Styler, which the Leaderboard's table uses)
     index_modules_for_inspect()

@@ -74,6 +74,22 @@ def test_the_warm_start_asks_the_question_of_a_first_visit(synthetic_dir, fresh_
     assert {m.label for m in at.metric} >= {"Systems ranked", "Top G"}
 
 
+def test_the_shipped_landing_reads_no_precision_kinds(fresh_answers, monkeypatch):
+    """The shipped first visit is a board of published scores, which carry no precision kind: neither the warm
+    start nor the first visitor's Leaderboard scans the per-query files for kinds (~0.1 s of a first visit)."""
+    from streamlit.testing.v1 import AppTest
+
+    def asked(*args, **kwargs):
+        raise AssertionError("precision kinds were read for a board of published scores")
+
+    monkeypatch.setattr(Store, "precision_kinds", asked)
+    assert "rar-b · full · ndcg@10" in warm_start.prepare_default_view(ROOT / "data")
+    monkeypatch.setenv("TIEBREAK_DATA", str(ROOT / "data"))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert {m.label for m in at.metric} >= {"Systems ranked", "Top G"}
+
+
 def test_a_failing_default_view_is_logged_as_failed(synthetic_dir, fresh_answers, monkeypatch, log_lines):
     def broken(*args, **kwargs):
         raise RuntimeError("the leaderboard broke")
