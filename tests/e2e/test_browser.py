@@ -7,6 +7,7 @@ Needs Debian's ``chromium`` (``apt-get install chromium``). Without it the tests
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -88,16 +89,32 @@ def start_server(data_dir: Path, log_path: Path, port: int | None = None,
     raise RuntimeError(f"streamlit did not become healthy in 60 s; see {log_path}")
 
 
+def stop_server(proc: subprocess.Popen, timeout: float = 20) -> None:
+    """Stop a server :func:`start_server` started: terminate, and kill it if it has not ended in ``timeout`` s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=timeout)
+
+
+@contextlib.contextmanager
+def served(data_dir: Path, log_path: Path, **options):
+    """A dashboard server on ``data_dir`` for the ``with`` block (its base URL), stopped after it; ``options``
+    as :func:`start_server`'s. Every browser test's server fixture is this, around a ``yield``."""
+    proc, base = start_server(data_dir, log_path, **options)
+    try:
+        yield base
+    finally:
+        stop_server(proc)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     data_dir = synthetic_data.write_small(tmp_path_factory.mktemp("e2e-data"))
-    proc, base = start_server(data_dir, tmp_path_factory.mktemp("e2e-log") / "streamlit.log")
-    yield base, data_dir
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with served(data_dir, tmp_path_factory.mktemp("e2e-log") / "streamlit.log") as base:
+        yield base, data_dir
 
 
 def share_link(page) -> str:
@@ -262,17 +279,15 @@ def test_changed_view_survives_a_copied_url(server, playwright_browser, context,
 def test_shared_link_to_a_page_works_on_a_fresh_server(playwright_browser, tmp_path):
     """The first session of a new server opens a deep link (no 'Page not found', no fallback page)."""
     data_dir = synthetic_data.write_small(tmp_path / "data")
-    proc, base = start_server(data_dir, tmp_path / "streamlit.log")
-    ctx = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        page = open_view(ctx, f"{base}/rank-flips?bench=rar-b&flip_a=bf16&flip_b=bf16%2Bhps")
-        assert_no_exception(page)
-        assert page.locator("h1").first.inner_text().strip() == "Rank flips"
-        assert selected(page, "Condition A: precision") == "bf16"
-    finally:
-        ctx.close()
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served(data_dir, tmp_path / "streamlit.log") as base:
+        ctx = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            page = open_view(ctx, f"{base}/rank-flips?bench=rar-b&flip_a=bf16&flip_b=bf16%2Bhps")
+            assert_no_exception(page)
+            assert page.locator("h1").first.inner_text().strip() == "Rank flips"
+            assert selected(page, "Condition A: precision") == "bf16"
+        finally:
+            ctx.close()
 
 
 def test_numbers_on_the_page_equal_the_store(server, context):

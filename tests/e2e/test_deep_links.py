@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from test_browser import (CHROMIUM, CHROMIUM_ARGS, ROOT, assert_no_exception, free_port,  # noqa: F401
-                          playwright_browser, wait_idle)
+                          playwright_browser, stop_server, wait_idle)
 
 sys.path.insert(0, str(ROOT / "tests" / "pages"))
 import synthetic_data  # noqa: E402
@@ -50,12 +50,10 @@ def _start(data_dir: Path, log: Path, prefix: str = ""):
 def server(request, tmp_path_factory):
     data_dir = synthetic_data.write_small(tmp_path_factory.mktemp("deep-links-data"))
     proc, base = _start(data_dir, tmp_path_factory.mktemp("deep-links-log") / "streamlit.log", request.param)
-    yield base
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield base
+    finally:
+        stop_server(proc)
 
 
 def _open_counting_errors(browser, url: str):

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from test_browser import (ROOT, assert_no_exception, playwright_browser, screenshot,  # noqa: F401
-                          start_server, wait_idle)
+                          served, wait_idle)
 
 from ui.hints import EMPTY_STATE_KEY
 from ui.navigation import PAGES
@@ -38,10 +38,8 @@ OTHER = {  # sidebar entries that are not an analysis of the shipped data: what 
 
 @pytest.fixture(scope="module")
 def shipped_server(tmp_path_factory):
-    proc, base = start_server(SHIPPED, tmp_path_factory.mktemp("first-visit") / "streamlit.log")
-    yield base
-    proc.terminate()
-    proc.wait(timeout=20)
+    with served(SHIPPED, tmp_path_factory.mktemp("first-visit") / "streamlit.log") as base:
+        yield base
 
 
 def _slug(title: str) -> str:

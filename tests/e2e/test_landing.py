@@ -9,7 +9,7 @@ import re
 import pytest
 
 from test_browser import (ROOT, assert_no_exception, playwright_browser, screenshot,  # noqa: F401
-                          start_server, wait_idle)
+                          served, wait_idle)
 
 pytestmark = pytest.mark.browser
 SHIPPED = ROOT / "data"
@@ -17,10 +17,8 @@ SHIPPED = ROOT / "data"
 
 @pytest.fixture(scope="module")
 def shipped_server(tmp_path_factory):
-    proc, base = start_server(SHIPPED, tmp_path_factory.mktemp("landing") / "streamlit.log")
-    yield base
-    proc.terminate()
-    proc.wait(timeout=20)
+    with served(SHIPPED, tmp_path_factory.mktemp("landing") / "streamlit.log") as base:
+        yield base
 
 
 def _open(browser, url: str, **context_options):

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from test_browser import (ROOT, assert_no_exception, free_port, playwright_browser,  # noqa: F401
-                          start_server, wait_idle)
+                          served, wait_idle)
 
 pytestmark = pytest.mark.browser
 SHIPPED = ROOT / "data"
@@ -18,10 +18,8 @@ SHIPPED = ROOT / "data"
 
 @pytest.fixture(scope="module")
 def shipped_server(tmp_path_factory):
-    proc, base = start_server(SHIPPED, tmp_path_factory.mktemp("size-filter") / "streamlit.log")
-    yield base
-    proc.terminate()
-    proc.wait(timeout=20)
+    with served(SHIPPED, tmp_path_factory.mktemp("size-filter") / "streamlit.log") as base:
+        yield base
 
 
 def _filtered_count(page) -> int:

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from test_browser import (ARTIFACTS, ROOT, assert_no_exception, open_view, playwright_browser,  # noqa: F401 (fixture)
-                          share_link, start_server)
+                          served, share_link)
 
 from ui.navigation import PAGES as PAGE_TABLE
 from ui.recorder import BUTTON
@@ -81,13 +80,8 @@ FIGURE = """(g) => (g._fullData || []).filter(t => t.visible !== false).map(t =>
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory):
     """The dashboard on the shipped data/ (what a collaborator is sent a snapshot of)."""
-    proc, base = start_server(ROOT / "data", tmp_path_factory.mktemp("snapshot-log") / "streamlit.log")
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with served(ROOT / "data", tmp_path_factory.mktemp("snapshot-log") / "streamlit.log") as base:
+        yield base
 
 
 def _read(page, script: str) -> dict:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 
 import upload_data
 from test_browser import (assert_no_exception, context, open_view, playwright_browser,  # noqa: F401
-                          screenshot, start_server, wait_idle)
+                          screenshot, served, wait_idle)
 
 pytestmark = pytest.mark.browser
 
@@ -24,13 +23,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def upload_server(tmp_path_factory):
     data_dir = upload_data.write_two_tasks(tmp_path_factory.mktemp("upload-e2e-data"))
-    proc, base = start_server(data_dir, tmp_path_factory.mktemp("upload-e2e-log") / "streamlit.log")
-    yield base, data_dir
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with served(data_dir, tmp_path_factory.mktemp("upload-e2e-log") / "streamlit.log") as base:
+        yield base, data_dir
 
 
 @pytest.fixture(scope="module")

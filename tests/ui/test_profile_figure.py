@@ -1,23 +1,18 @@
 """Ties & precision's precision-profile figure, written out as one figure description (issue 23: a fifth of the
 CPU of building it with make_subplots, per system, on every new question), is the figure the make_subplots
 construction gave: same traces, same values, same axes and layout."""
-import importlib.util
 import json
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-ROOT = Path(__file__).resolve().parents[2]
+from page_code import page_function
 
 
 def _page_function():
-    source = (ROOT / "pages" / "ties-and-precision.py").read_text().replace("\nrender()\n", "\n")
-    namespace = {"__name__": "ties_page_under_test"}
-    exec(compile(source, "ties-and-precision.py", "exec"), namespace)  # the page's functions, not its run
-    return namespace["_profile_figure"]
+    return page_function("ties-and-precision.py", "_profile_figure")
 
 
 def _reference(rows, system, precisions, metric):

@@ -1,18 +1,13 @@
 """Rank flips' slope chart keeps every name readable on a phone (issue 18: at 390 px the names, drawn as text
 beside the markers, were clipped at the chart's edges). The names are now the two rank axes' tick labels, which
 Plotly fits by widening its margins (automargin), and each side lists every system at its own rank."""
-from pathlib import Path
-
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[2]
+from page_code import page_function
 
 
 def _slope_chart():
-    source = (ROOT / "pages" / "rank-flips.py").read_text().replace("\nrender()\n", "\n")
-    namespace = {"__name__": "rank_flips_page_under_test"}
-    exec(compile(source, "rank-flips.py", "exec"), namespace)  # the page's functions, not its run
-    return namespace["_slope_chart"]
+    return page_function("rank-flips.py", "_slope_chart")
 
 
 RANKS = pd.DataFrame({
