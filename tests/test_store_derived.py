@@ -372,3 +372,23 @@ def test_a_sums_file_outside_a_derived_folder_is_skipped_with_the_reason(folder:
     store = Store(folder)
     assert "outside a _derived folder" in skipped_of(store)["gamma-sums.parquet"]
     assert store.derived_sums == (2, [])
+
+
+def test_the_same_source_gives_the_same_derived_file_whatever_order_the_groups_come_in(folder: Path):
+    """DuckDB's parallel GROUP BY returns a file's groups in any order; the sums file keeps them in key order,
+    so deriving the same source twice writes the same bytes (a killed and rerun ingest, a re-derivation:
+    tests/reliability/test_kill_atomic.py compared them and failed once under load)."""
+    import duckdb
+
+    source = folder / "runs-a" / "ab.parquet"
+    table = derived.scan_sums(duckdb.connect(":memory:"), [source])[source]
+    assert table.num_rows > 3
+    version, _ = derived.source_version(source)
+    written = []
+    for order in (np.arange(table.num_rows), np.random.default_rng(3).permutation(table.num_rows),
+                  np.arange(table.num_rows)[::-1]):
+        path = derived.write_sums(source, table.take(pa.array(order)), version)
+        written.append(path.read_bytes())
+    assert written[0] == written[1] == written[2]
+    stored = derived.read_sums(path)
+    assert stored.equals(stored.sort_by([(name, "ascending") for name in derived.CONDITION_KEY]))

@@ -357,6 +357,9 @@ def _write_table(path: Path, table: "pa.Table", source_name: str, version: Sourc
 
     record = {METADATA_KEY: json.dumps({"format": FORMAT, "source": source_name, "source_size": version.size,
                                         "source_sha256": version.sha256})}
+    # groups in key order: DuckDB's parallel GROUP BY returns them in any order, and the same source must give
+    # the same derived file (a re-derivation, a killed and rerun ingest)
+    table = table.sort_by([(name, "ascending") for name in CONDITION_KEY])
     pq.write_table(table.cast(sums_schema()).replace_schema_metadata(record), path, compression="zstd")
 
 
