@@ -6,7 +6,7 @@ import html
 import streamlit as st
 
 from ui import board as boards
-from ui import charts, data, glossary, hints, state, tables, upload
+from ui import charts, data, glossary, hints, sidebar, state, tables, upload
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, and **R2MED "
@@ -43,7 +43,7 @@ def render() -> None:
         return
     pointer = boards.pointer_for(view.data, cond, board)
     # precision kinds live in per-query files only: published boards (the first visit's) need not read them
-    kinds = boards.kinds_of(data.precision_kinds(view.data) if boards.has_query_data(view.conditions(), cond)
+    kinds = boards.kinds_of(data.precision_kinds(view.data) if sidebar.has_query_data(view.conditions(), cond)
                             else None, cond)
     if board.ranked.empty:
         st.warning(f"No system has results for every task of this benchmark, so none can be ranked by "

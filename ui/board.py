@@ -110,16 +110,6 @@ def _yes_no(value) -> str:
     return "unknown" if value is None or value is pd.NA or pd.isna(value) else ("yes" if bool(value) else "no")
 
 
-def has_query_data(conditions: pd.DataFrame, cond: Condition) -> bool:
-    """Whether any per-query file holds ``cond``'s benchmark, setting and precision (the catalogue's
-    ``has_query_data``): only those files can name a precision kind, so a board without them need not ask."""
-    if conditions is None or conditions.empty:
-        return False
-    rows = conditions[(conditions["benchmark"] == cond.benchmark) & (conditions["setting"] == cond.setting)
-                      & (conditions["precision"] == cond.precision)]
-    return bool(rows["has_query_data"].astype(bool).any())
-
-
 def kinds_of(kinds: pd.DataFrame, cond: Condition) -> pd.Series:
     """system → precision kind (inference / storage / native) under ``cond``'s benchmark, setting and
     precision (absent: the files do not say — published scores)."""

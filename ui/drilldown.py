@@ -20,14 +20,9 @@ VALUE_LABELS = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as 
 SNIPPET = 110  # characters of a query's text in the table
 
 
-def snippet(text: str, limit: int = SNIPPET) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def snippets(flat: pd.Series, limit: int = SNIPPET) -> pd.Series:
-    """:func:`snippet` of texts already on one line (``TaskTexts.queries.flat_text``), column-wise; missing
-    texts give ''."""
+    """Texts already on one line (``TaskTexts.queries.flat_text``) cut to ``limit`` characters, the last one an
+    ellipsis when cut; missing texts give ''."""
     flat = flat.fillna("").astype(str)
     return flat.where(flat.str.len() <= limit, flat.str.slice(0, limit - 1) + "…")
 

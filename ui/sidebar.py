@@ -451,10 +451,24 @@ def _rows_of_snapshot(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd
     return rows(data.coverage(snapshot))
 
 
+def _conditions_at(conditions: pd.DataFrame, benchmark: str | None, setting: str | None,
+                   precision: str | None) -> pd.DataFrame:
+    return conditions[(conditions["benchmark"] == benchmark) & (conditions["setting"] == setting)
+                      & (conditions["precision"] == precision)]
+
+
+def has_query_data(conditions: pd.DataFrame, cond: Condition) -> bool:
+    """Whether any per-query file holds ``cond``'s benchmark, setting and precision (the conditions table's
+    ``has_query_data``): only those files can name a precision kind, so a board without them need not ask."""
+    if conditions is None or conditions.empty:
+        return False
+    rows = _conditions_at(conditions, cond.benchmark, cond.setting, cond.precision)
+    return bool(rows["has_query_data"].astype(bool).any())
+
+
 def _precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: Mapping[str, str],
                      precision: str) -> str:
-    rows = conditions[(conditions["benchmark"] == chosen.get("benchmark"))
-                      & (conditions["setting"] == chosen.get("setting")) & (conditions["precision"] == precision)]
+    rows = _conditions_at(conditions, chosen.get("benchmark"), chosen.get("setting"), precision)
     if rows.empty:
         return precision
     if not rows["has_query_data"].astype(bool).any():

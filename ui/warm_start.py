@@ -61,8 +61,7 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     what the data API raises."""
     import pandas as pd
 
-    from ui import board as board_module
-    from ui import data, sidebar, tables  # noqa: F401  (tables: the Leaderboard's table module)
+    from ui import board, data, sidebar, tables  # noqa: F401  (board, tables: the Leaderboard's table modules)
 
     data_dir = data.data_dir_from() if data_dir is None else data_dir
     if not data_dir.is_dir():
@@ -75,7 +74,7 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     # the Leaderboard's other questions: where per-query results are, metadata, provenance (precision kinds
     # only where the default board has per-query results: published scores carry none)
     data.coverage(snapshot), data.provenance(snapshot)
-    if board_module.has_query_data(data.facets(snapshot)["conditions"], cond):
+    if sidebar.has_query_data(data.facets(snapshot)["conditions"], cond):
         data.precision_kinds(snapshot)
     data.systems(snapshot, benchmark=cond.benchmark)
     pd.DataFrame().style  # noqa: B018  (imports pandas' Styler, which the Leaderboard's table uses)

@@ -11,12 +11,18 @@ from ui import data, drilldown
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def snippet(text: str, limit: int = drilldown.SNIPPET) -> str:
+    """The reference: one text at a time, whitespace runs as one space, cut with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def test_column_wise_snippets_equal_the_scalar_definition():
     texts = ["short", "  spaced \n\t out  text ", "x" * 109, "y" * 110, "z" * 111, "w " * 80, "", None]
     flat = pd.Series([" ".join(t.split()) if isinstance(t, str) else None for t in texts])
     for limit in (70, drilldown.SNIPPET):
         got = drilldown.snippets(flat, limit).tolist()
-        assert got == [drilldown.snippet(t, limit) if isinstance(t, str) else "" for t in texts]
+        assert got == [snippet(t, limit) if isinstance(t, str) else "" for t in texts]
         assert all(len(s) <= limit for s in got)
 
 
@@ -28,4 +34,4 @@ def test_shipped_task_texts_carry_the_one_line_text(task):
     for text, flat in zip(texts.queries["text"], texts.queries["flat_text"]):
         assert flat == " ".join(text.split())
     assert drilldown.snippets(texts.queries["flat_text"]).tolist() == [
-        drilldown.snippet(t) for t in texts.queries["text"]]
+        snippet(t) for t in texts.queries["text"]]
