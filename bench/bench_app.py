@@ -130,13 +130,20 @@ def _main_script(app: Path) -> Path:
     return (app.parent / out.strip().splitlines()[-1]).resolve()
 
 
+IDLE_JS = f"document.querySelector({IDLE!r}) !== null"
+RENDERED_JS = ("(() => { const m = document.querySelector(\"[data-testid='stMetricValue']\"); "
+               f"return m !== null && m.getClientRects().length > 0 && {IDLE_JS}; }})()")
+"""The first metric is on screen and the script is idle. Checked on every animation frame (``polling="raf"``):
+Playwright's own waits for a selector retry after 0, 20, 50, 100 and 100 ms and then only every 500 ms, which
+rounded every figure of a page that takes longer than ~0.3 s up to the next half-second step."""
+
+
 def _idle_after(page, url_fragment: str) -> None:
-    """Wait until the URL holds ``url_fragment`` (written at the end of the rerun) and the script is idle.
-    The page's own ``location`` is polled: Playwright's ``page.url`` can miss a query-string-only
-    ``history`` update until the next one (seen with bench/floor_app.py)."""
-    page.wait_for_function("fragment => (location.href + '&').includes(fragment)", arg=url_fragment,
-                           timeout=300_000)
-    page.wait_for_selector(IDLE, timeout=300_000)
+    """Wait until the URL holds ``url_fragment`` (written at the end of the rerun) and the script is idle,
+    checked on every animation frame. The page's own ``location`` is read: Playwright's ``page.url`` can miss
+    a query-string-only ``history`` update until the next one (seen with bench/floor_app.py)."""
+    page.wait_for_function(f"fragment => (location.href + '&').includes(fragment) && {IDLE_JS}",
+                           arg=url_fragment, polling="raf", timeout=300_000)
 
 
 def _commit_precision(page, precision: str) -> float:
@@ -195,8 +202,7 @@ def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None
 
 
 def _rendered(page) -> None:
-    page.get_by_test_id("stMetricValue").first.wait_for(timeout=300_000)
-    page.wait_for_selector(IDLE, timeout=300_000)
+    page.wait_for_function(RENDERED_JS, polling="raf", timeout=300_000)
 
 
 def _open_running(browser, base: str) -> float:
