@@ -318,3 +318,37 @@ def test_a_task_present_only_under_another_instruction_state_is_named_in_the_rea
     assert board.ranked["system"].tolist() == ["whole"]
     reason = board.incomplete.set_index("system").loc["split", "reason"]
     assert reason.startswith("missing 1 of 2 tasks: T2") and "1 of them only without instruction (T2)" in reason
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_repeated_task_scores_keys_against_a_row_by_row_reference(tmp_path: Path, seed: int):
+    """The store keeps a repeated key's first row (in file, then row order) when every copy has the same values
+    and drops the key when they differ, looking only at the rows whose key repeats. Reference: the rule applied
+    row by row in Python, on random files whose keys repeat within and across files, with unknown instruction
+    states (NULL) among them and copies that differ only in n_queries (the first copy's is kept)."""
+    import random
+
+    rng = random.Random(seed)
+    files = {name: [] for name in ("a.parquet", "b.parquet", "c.parquet")}
+    for name, rows in files.items():
+        for _ in range(rng.randint(5, 25)):
+            value = rng.choice([0.2, 0.4, 0.6])
+            rows.append(task_row(rng.choice(["s1", "s2", "s3"]), rng.choice(["T1", "T2"]), value,
+                                 instruction=rng.choice([True, False, None]), metric=rng.choice(["ndcg@10", "p@1"]),
+                                 n_queries=rng.randint(1, 9), source=name))
+    for name, rows in files.items():
+        write(tmp_path / name, rows)
+    groups: dict[tuple, list[dict]] = {}
+    for name in sorted(files):  # the store reads files in path order
+        for row in files[name]:
+            key = (row["system"], row["task"], row["instruction"], row["metric"])
+            groups.setdefault(key, []).append(row)
+    expected = {key: (rows[0]["value"], rows[0]["n_queries"], rows[0]["source"]) for key, rows in groups.items()
+                if len({row["value"] for row in rows}) == 1}
+    kept = Store(tmp_path)._database().frame(
+        "SELECT system, task, instruction, metric, value, n_queries, source FROM task_scores")
+    got = {(r.system, r.task, None if pd.isna(r.instruction) else bool(r.instruction), r.metric):
+           (r.value, r.n_queries, r.source) for r in kept.itertuples()}
+    assert len(kept) == len(got), "a key kept twice"
+    assert got == expected
+    assert any(len(rows) > 1 for rows in groups.values()), "the draw repeated no key"
