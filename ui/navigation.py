@@ -50,9 +50,11 @@ class PageSpec:
         return Path(self.file).stem
 
 
-FAVICON = "⚖️"
-"""An emoji, drawn by the page itself: a ``:material/…:`` favicon is fetched from fonts.gstatic.com, outside
-the app's origin."""
+FAVICON = Path(__file__).resolve().parent / "favicon.svg"
+"""A balance drawn in SVG, which Streamlit inlines in the page as a ``data:`` URL: no request at all. Not an
+emoji: checking one makes Streamlit import its emoji catalogue and compile its pattern (~0.1 s of the first
+visitor's first script run, on a server still preparing the default view); nor a ``:material/…:`` icon,
+which is fetched from fonts.gstatic.com, outside the app's origin."""
 
 PAGES = (
     PageSpec("leaderboard.py", "Leaderboard", ":material/leaderboard:"),

@@ -61,8 +61,12 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     what the data API raises."""
     import pandas as pd
 
-    from ui import board, data, sidebar, tables  # noqa: F401  (board, tables: the Leaderboard's table modules)
+    from ui import board as boards
+    from ui import data, sidebar, tables  # noqa: F401  (tables: the Leaderboard's table module)
 
+    # now, before the store: the first visitor's script run (which may start while the store opens) then finds
+    # the module map made instead of making it too, on the same GIL
+    index_modules_for_inspect()
     data_dir = data.data_dir_from() if data_dir is None else data_dir
     if not data_dir.is_dir():
         return f"nothing: no data folder {data_dir}"
@@ -71,14 +75,16 @@ def prepare_default_view(data_dir: Path | None = None) -> str:
     if cond is None:
         return f"nothing: no results under {data_dir}"
     board = data.leaderboard(snapshot, cond)
-    # the Leaderboard's other questions: where per-query results are, metadata, provenance (precision kinds
-    # only where the default board has per-query results: published scores carry none)
+    # the Leaderboard's other questions: where per-query results are (and the line pointing there), metadata,
+    # provenance (precision kinds only where the default board has per-query results: published scores carry
+    # none)
     data.coverage(snapshot), data.provenance(snapshot)
+    boards.pointer_for(snapshot, cond, board)
     if sidebar.has_query_data(data.facets(snapshot)["conditions"], cond):
         data.precision_kinds(snapshot)
     data.systems(snapshot, benchmark=cond.benchmark)
     pd.DataFrame().style  # noqa: B018  (imports pandas' Styler, which the Leaderboard's table uses)
-    index_modules_for_inspect()
+    index_modules_for_inspect()  # the modules imported since (cheap: inspect maps only the new ones)
     return f"Leaderboard of {cond.benchmark} · {cond.setting} · {cond.metric}, {len(board.ranked)} systems"
 
 

@@ -93,5 +93,8 @@ def test_every_sidebar_view_shows_its_answer_on_a_first_visit(shipped_server, pl
                 assert main.locator(".tb-forest").count() == 1, "the default view draws its chart"
         assert errors == [], errors
         assert outside == [], outside
+        icons = page.evaluate("() => [...document.querySelectorAll(\"link[rel~='icon']\")].map(l => l.href)")
+        assert icons and all(href.startswith("data:image/svg+xml") for href in icons), \
+            f"the favicon is inlined, not fetched: {[href[:60] for href in icons]}"
     finally:
         context.close()

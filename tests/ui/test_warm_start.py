@@ -74,6 +74,37 @@ def test_the_warm_start_asks_the_question_of_a_first_visit(synthetic_dir, fresh_
     assert {m.label for m in at.metric} >= {"Systems ranked", "Top G"}
 
 
+def test_the_warm_start_remembers_the_pointer_line_the_first_visit_draws(synthetic_dir, fresh_answers, monkeypatch):
+    """The Leaderboard's line pointing to per-query results is remembered per process: the warm start works it
+    out, so the first visitor's run finds it (a miss there cost that run ~0.05 s)."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui import board
+
+    board._remembered_pointer.cache_clear()
+    warm_start.prepare_default_view(synthetic_dir)
+    made = board._remembered_pointer.cache_info()
+    assert made.currsize == 1
+    monkeypatch.setenv("TIEBREAK_DATA", str(synthetic_dir))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    after = board._remembered_pointer.cache_info()
+    assert after.hits > made.hits and after.misses == made.misses, (made, after)
+
+
+def test_a_first_script_run_loads_no_emoji_catalogue(synthetic_dir):
+    """The favicon is an SVG file: an emoji favicon made Streamlit import its emoji catalogue and compile its
+    pattern in the first visitor's script run (~0.1 s, on a server still preparing the default view). A fresh
+    process runs the dashboard's script once and says whether the catalogue was loaded."""
+    code = ("import sys; from streamlit.testing.v1 import AppTest; from ui.navigation import MAIN_SCRIPT; "
+            "at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120).run(); "
+            "print(len(at.metric) > 0, not at.exception, 'streamlit.emojis' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, TIEBREAK_DATA=str(synthetic_dir)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-3:] == ["True", "True", "False"], (done.stdout, done.stderr[-2000:])
+
+
 def test_the_shipped_landing_reads_no_precision_kinds(fresh_answers, monkeypatch):
     """The shipped first visit is a board of published scores, which carry no precision kind: neither the warm
     start nor the first visitor's Leaderboard scans the per-query files for kinds (~0.1 s of a first visit)."""
