@@ -5,6 +5,7 @@ and saying so in one line — and none shows an empty-state box, an exception, a
 outside the server's origin. Screenshots go to ``test-artifacts/first_visit_<view>.png``."""
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
@@ -94,7 +95,9 @@ def test_every_sidebar_view_shows_its_answer_on_a_first_visit(shipped_server, pl
         assert errors == [], errors
         assert outside == [], outside
         icons = page.evaluate("() => [...document.querySelectorAll(\"link[rel~='icon']\")].map(l => l.href)")
-        assert icons and all(href.startswith("data:image/svg+xml") for href in icons), \
-            f"the favicon is inlined, not fetched: {[href[:60] for href in icons]}"
+        prefix = "data:image/svg+xml;base64,"
+        assert icons and all(href.startswith(prefix) for href in icons), [href[:60] for href in icons]
+        drawn = {base64.b64decode(href[len(prefix):]).decode() for href in icons}
+        assert all('fill="#0d9488"' in svg for svg in drawn), "the favicon is ui/favicon.svg, inlined (no request)"
     finally:
         context.close()
