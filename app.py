@@ -5,8 +5,9 @@ or ``TIEBREAK_DATA=DIR streamlit run app.py``.
 
 - its script is ``ui/entry/dashboard.py``, which runs ``st.navigation`` over the views in ``pages/`` (the page
   table is ``ui/navigation.py``);
-- its middleware (``ui/page_base.py``) tells the browser where the server is, so a deep link to a page asks
-  no wrong address (no 404s);
+- its middleware tells the browser where the server is, so a deep link to a page asks no wrong address (no
+  404s: ``ui/page_base.py``), and answers the browser's requests for Streamlit's own scripts from memory
+  (``ui/static_assets.py``: the first visitor's page loads while the server is still busy preparing);
 - its lifespan (``ui/warm_start.py``) prepares the default view's data once, as soon as the server is up, so
   the first visitor does not wait for imports, the store and the Leaderboard's queries.
 
@@ -16,7 +17,7 @@ questions and shows the answers with ``ui/tables.py``, ``ui/charts.py`` and ``ui
 import streamlit as st
 from starlette.middleware import Middleware
 
-from ui import navigation, page_base, warm_start
+from ui import navigation, page_base, static_assets, warm_start
 
 app = st.App(navigation.MAIN_SCRIPT, lifespan=warm_start.lifespan,
-             middleware=[Middleware(page_base.BackendBaseFromPage)])
+             middleware=[Middleware(static_assets.StaticFromMemory), Middleware(page_base.BackendBaseFromPage)])
