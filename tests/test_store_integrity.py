@@ -320,6 +320,55 @@ def test_a_task_present_only_under_another_instruction_state_is_named_in_the_rea
     assert reason.startswith("missing 1 of 2 tasks: T2") and "1 of them only without instruction (T2)" in reason
 
 
+def _reasons_by_row_filter(db, cond, table, incomplete, tasks) -> list[str]:
+    """The reasons as first written: a pandas filter of the found states per system (the reference)."""
+    from evalcore.store import queries
+
+    found = queries.states_of_tasks(db, cond, incomplete["system"].tolist(), tasks)
+    state_of = table.groupby("system")["instruction"].first()
+    labels = {True: "with instruction", False: "without instruction", None: "with unknown instruction use"}
+    reasons = []
+    for system, missing, reason in zip(incomplete["system"], incomplete["missing_tasks"], incomplete["reason"]):
+        rows = found[(found["system"] == system) & found["task"].isin(missing)]
+        chosen = queries.state(state_of, system)
+        elsewhere: dict[str, list[str]] = {}
+        for task, state in zip(rows["task"], rows["instruction"]):
+            state = None if pd.isna(state) else bool(state)
+            if state != chosen:
+                elsewhere.setdefault(labels[state], []).append(task)
+        notes = [f"{len(names)} of them only {label} ({', '.join(sorted(names)[:3])}"
+                 f"{' …' if len(names) > 3 else ''})" for label, names in elsewhere.items()]
+        reasons.append(reason + ("; " + "; ".join(notes) + " — 'any' uses one instruction state per system"
+                                 if notes else ""))
+    return reasons
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reasons_of_systems_not_ranked_against_the_row_filter_definition(tmp_path: Path, seed: int, monkeypatch):
+    """Random systems with each task under some of the three instruction states: every board's reasons equal
+    the per-system pandas filter they were first computed with."""
+    import random
+
+    rng = random.Random(seed)
+    rows = [task_row(f"s{i}", f"T{t}", rng.choice([0.2, 0.5]), instruction=state)
+            for i in range(8) for t in range(6) for state in (True, False, None) if rng.random() < 0.4]
+    write(tmp_path / "scores.parquet", rows)
+    compared = []
+    kept = Store._other_state_reasons
+
+    def both(db, cond, table, incomplete, tasks):
+        got = kept(db, cond, table, incomplete, tasks)
+        compared.append((got, _reasons_by_row_filter(db, cond, table, incomplete, tasks)))
+        return got
+
+    monkeypatch.setattr(Store, "_other_state_reasons", staticmethod(both))
+    store = Store(tmp_path)
+    for instruction in (True, False, None):
+        store.leaderboard(Condition("b", instruction=instruction), bootstrap=0)
+    assert compared and all(got == reference for got, reference in compared)
+    assert any("only" in reason for got, _ in compared for reason in got), "no reason names another state"
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_repeated_task_scores_keys_against_a_row_by_row_reference(tmp_path: Path, seed: int):
     """The store keeps a repeated key's first row (in file, then row order) when every copy has the same values

@@ -292,14 +292,18 @@ class Store:
         found = queries.states_of_tasks(db, cond, incomplete["system"].tolist(), tasks)
         state_of = table.groupby("system")["instruction"].first()
         labels = {True: "with instruction", False: "without instruction", None: "with unknown instruction use"}
+        # each system's (task, state) in the rows' order, in one pass (a pandas filter per system cost ~1 ms
+        # each: ~0.05 s of the default board's 58 systems not ranked)
+        states_by_system: dict[str, list[tuple[str, bool | None]]] = {}
+        for system, task, state in zip(found["system"], found["task"], found["instruction"]):
+            states_by_system.setdefault(system, []).append((task, None if pd.isna(state) else bool(state)))
         reasons = []
         for system, missing, reason in zip(incomplete["system"], incomplete["missing_tasks"], incomplete["reason"]):
-            rows = found[(found["system"] == system) & found["task"].isin(missing)]
+            missing = set(missing)
             chosen = queries.state(state_of, system)
             elsewhere: dict[str, list[str]] = {}
-            for task, state in zip(rows["task"], rows["instruction"]):
-                state = None if pd.isna(state) else bool(state)
-                if state != chosen:
+            for task, state in states_by_system.get(system, ()):
+                if task in missing and state != chosen:
                     elsewhere.setdefault(labels[state], []).append(task)
             notes = [f"{len(names)} of them only {label} ({', '.join(sorted(names)[:3])}"
                      f"{' …' if len(names) > 3 else ''})" for label, names in elsewhere.items()]
