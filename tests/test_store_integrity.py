@@ -401,3 +401,19 @@ def test_repeated_task_scores_keys_against_a_row_by_row_reference(tmp_path: Path
     assert len(kept) == len(got), "a key kept twice"
     assert got == expected
     assert any(len(rows) > 1 for rows in groups.values()), "the draw repeated no key"
+
+
+def test_a_task_with_published_and_per_query_values_is_one_task_in_coverage(tmp_path: Path):
+    """task_results keeps one value per (system, condition, task, metric) — the per-query one over a published
+    one, one copy of identical published repeats — so coverage, which counts its rows per system and
+    condition, counts each task once."""
+    write(tmp_path / "scores.parquet", [task_row("a", "T1", 0.4), task_row("a", "T1", 0.4), task_row("a", "T2", 0.3),
+                                        task_row("a", "T2", 0.3, instruction=True)])
+    write(tmp_path / "a.parquet", query_rows("a", "T1", [0.2, 0.6]))
+    store = Store(tmp_path)
+    keys = ["system", "benchmark", "task", "setting", "instruction", "precision", "tie_policy", "metric"]
+    results = store._database().frame("SELECT * FROM task_results")
+    assert not results.duplicated(keys).any()
+    coverage = store.coverage().set_index("instruction")
+    assert coverage.loc[False, ["n_tasks", "n_query_tasks"]].tolist() == [2, 1]
+    assert coverage.loc[True, ["n_tasks", "n_query_tasks"]].tolist() == [1, 0]
