@@ -408,12 +408,17 @@ def test_a_task_with_published_and_per_query_values_is_one_task_in_coverage(tmp_
     one, one copy of identical published repeats — so coverage, which counts its rows per system and
     condition, counts each task once."""
     write(tmp_path / "scores.parquet", [task_row("a", "T1", 0.4), task_row("a", "T1", 0.4), task_row("a", "T2", 0.3),
-                                        task_row("a", "T2", 0.3, instruction=True)])
-    write(tmp_path / "a.parquet", query_rows("a", "T1", [0.2, 0.6]))
+                                        task_row("a", "T2", 0.3, instruction=True),
+                                        task_row("a", "T3", 0.9, instruction=None)])
+    write(tmp_path / "a.parquet", query_rows("a", "T1", [0.2, 0.4]) + query_rows("a", "T3", [0.1], instruction=None))
     store = Store(tmp_path)
     keys = ["system", "benchmark", "task", "setting", "instruction", "precision", "tie_policy", "metric"]
     results = store._database().frame("SELECT * FROM task_results")
     assert not results.duplicated(keys).any()
-    coverage = store.coverage().set_index("instruction")
-    assert coverage.loc[False, ["n_tasks", "n_query_tasks"]].tolist() == [2, 1]
-    assert coverage.loc[True, ["n_tasks", "n_query_tasks"]].tolist() == [1, 0]
+    values = {(t, None if pd.isna(i) else bool(i)): round(v, 6)
+              for t, i, v in zip(results["task"], results["instruction"], results["value"])}
+    assert values == {("T1", False): 0.3, ("T2", False): 0.3, ("T2", True): 0.3, ("T3", None): 0.1}, values
+    coverage = store.coverage()
+    by_state = {(None if pd.isna(s) else bool(s)): (n, q) for s, n, q in
+                zip(coverage["instruction"], coverage["n_tasks"], coverage["n_query_tasks"])}
+    assert by_state == {False: (2, 1), True: (1, 0), None: (1, 1)}, by_state

@@ -360,28 +360,25 @@ def _load_task_scores(conn: "duckdb.DuckDBPyConnection", files: list[Path], skip
 
     columns = ", ".join(f'"{name}"::{sql_type} AS "{name}"' for name, sql_type in schema.TASK_SCORES.items())
     conn.execute(
-        f"CREATE TEMP TABLE task_scores_raw ({schema.column_definitions(schema.TASK_SCORES)}, "
-        "tie_policy VARCHAR, file VARCHAR, file_order INTEGER, row_order BIGINT)"
+        f"CREATE TEMP TABLE task_scores_checked ({schema.column_definitions(schema.TASK_SCORES)}, "
+        "tie_policy VARCHAR, file VARCHAR, file_order INTEGER, row_order BIGINT, problem VARCHAR)"
     )
-    for order, path in enumerate(files):
+    for order, path in enumerate(files):  # each file's rows with what is wrong with them, in one statement
         try:
             has_policy = "tie_policy" in pq.read_schema(path).names
             policy = "tie_policy::VARCHAR" if has_policy else "NULL::VARCHAR"
+            metrics = conn.execute("SELECT DISTINCT metric::VARCHAR FROM read_parquet(?)", [str(path)]).fetchall()
+            bounded = [m for (m,) in metrics if m is not None and metric_bounded_by_one(m)]
             conn.execute(
-                f"INSERT INTO task_scores_raw SELECT {columns}, coalesce({policy}, ?) AS tie_policy, ?, ?, "
-                "file_row_number FROM read_parquet(?, file_row_number = true)",
-                [schema.DEFAULT_TIE_POLICY, str(path), order, str(path)],
+                f"INSERT INTO task_scores_checked SELECT * EXCLUDE (bounded), {_TASK_ROW_PROBLEM_SQL} AS problem "
+                f"FROM (SELECT {columns}, coalesce({policy}, ?) AS tie_policy, ? AS file, ? AS file_order, "
+                "file_row_number AS row_order, list_contains(?::VARCHAR[], metric::VARCHAR) AS bounded "
+                "FROM read_parquet(?, file_row_number = true))",
+                [schema.DEFAULT_TIE_POLICY, str(path), order, bounded, str(path)],
             )
         except Exception as exc:
             if not _vanished(path):
                 skipped.append(SkippedFile(str(path), f"unreadable task_scores data: {one_line(exc)}"))
-    bounded = [m for (m,) in conn.execute("SELECT DISTINCT metric FROM task_scores_raw").fetchall()
-               if m is not None and metric_bounded_by_one(m)]
-    conn.execute(
-        f"CREATE TEMP TABLE task_scores_checked AS SELECT * EXCLUDE (bounded), {_TASK_ROW_PROBLEM_SQL} AS problem "
-        "FROM (SELECT *, list_contains(?::VARCHAR[], metric) AS bounded FROM task_scores_raw)", [bounded]
-    )
-    conn.execute("DROP TABLE task_scores_raw")
     for file, reason, count, system, task, metric in conn.execute(
         "SELECT file, problem, count(*), first(system), first(task), first(metric) FROM task_scores_checked "
         "WHERE problem IS NOT NULL GROUP BY file, problem ORDER BY file, problem"

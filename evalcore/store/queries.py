@@ -26,10 +26,14 @@ from evalcore.store.answers import Condition
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
 
-# per (system, condition, task, metric): the per-query mean when some file holds its rows, else the published
-# task score. Floating sums run in a fixed order (files by name, rows by key): the same data gives the same
-# bits whichever way it was loaded (derived sums, a scan, an overlay)
-TASK_RESULTS_SQL = """
+# per (system, condition, task, metric), once: the per-query mean when some file holds its rows (one group per
+# key), else the published task score (task_scores holds one row per key; an anti-join on the key, NULL
+# instruction states matching each other, drops a published score the per-query rows replace). Floating sums
+# run in a fixed order (files by name, rows by key): the same data gives the same bits whichever way it was
+# loaded (derived sums, a scan, an overlay)
+_SAME_KEY = " AND ".join(f"p.{name} IS NOT DISTINCT FROM c.{name}" for name in (
+    "system", "benchmark", "task", "setting", "instruction", "precision", "tie_policy", "metric"))
+TASK_RESULTS_SQL = f"""
 CREATE OR REPLACE TABLE task_results AS
 WITH computed AS (
   SELECT system, benchmark, task, setting, instruction, precision, tie_policy, metric,
@@ -37,19 +41,16 @@ WITH computed AS (
          sum(sum_expected ORDER BY file) / sum(n_queries) AS expected,
          sum(sum_min ORDER BY file) / sum(n_queries) AS "min", sum(sum_max ORDER BY file) / sum(n_queries) AS "max",
          sum(n_queries)::BIGINT AS n_queries, sum(n_tied) / sum(n_queries) AS tied_share,
-         min(source) AS source, TRUE AS has_query_data, 0 AS priority
+         min(source) AS source, TRUE AS has_query_data
   FROM query_task_sums GROUP BY system, benchmark, task, setting, instruction, precision, tie_policy, metric
-), published AS (
-  SELECT system, benchmark, task, setting, instruction, precision, tie_policy, metric,
-         value, expected, "min", "max", n_queries, NULL::DOUBLE AS tied_share, source,
-         FALSE AS has_query_data, 1 AS priority
-  FROM task_scores
 )
-SELECT * EXCLUDE (priority, row_order) FROM (
-  SELECT *, row_number() OVER (PARTITION BY system, benchmark, task, setting, instruction, precision,
-                                             tie_policy, metric ORDER BY priority, source) AS row_order
-  FROM (SELECT * FROM computed UNION ALL BY NAME SELECT * FROM published)
-) WHERE row_order = 1
+SELECT * FROM (
+  SELECT * FROM computed
+  UNION ALL BY NAME
+  SELECT system, benchmark, task, setting, instruction, precision, tie_policy, metric,
+         value, expected, "min", "max", n_queries, NULL::DOUBLE AS tied_share, source, FALSE AS has_query_data
+  FROM task_scores p ANTI JOIN computed c ON {_SAME_KEY}
+)
 ORDER BY system, benchmark, task, setting, instruction, precision, tie_policy, metric
 """
 TASK_RESULT_COLUMNS = (
