@@ -422,3 +422,16 @@ def test_a_task_with_published_and_per_query_values_is_one_task_in_coverage(tmp_
     by_state = {(None if pd.isna(s) else bool(s)): (n, q) for s, n, q in
                 zip(coverage["instruction"], coverage["n_tasks"], coverage["n_query_tasks"])}
     assert by_state == {False: (2, 1), True: (1, 0), None: (1, 1)}, by_state
+
+
+def test_a_reason_names_the_other_states_in_task_order(tmp_path: Path):
+    """The states found for the missing tasks come sorted (system, task, state): the notes of one reason are in
+    the same order on every load (DISTINCT alone gave DuckDB's hash order)."""
+    write(tmp_path / "split.parquet", query_rows("split", "T1", [0.2], instruction=True)
+          + query_rows("split", "T3", [0.2], instruction=None) + query_rows("split", "T2", [0.2], instruction=False))
+    write(tmp_path / "whole.parquet", query_rows("whole", "T1", [0.5], instruction=True)
+          + query_rows("whole", "T2", [0.5], instruction=True) + query_rows("whole", "T3", [0.5], instruction=True))
+    for _ in range(3):
+        board = Store(tmp_path).leaderboard(Condition("b", instruction=None), bootstrap=0)
+        reason = board.incomplete.set_index("system").loc["split", "reason"]
+        assert reason.index("only without instruction (T2)") < reason.index("only with unknown instruction use (T3)")

@@ -308,11 +308,12 @@ def task_table(db: Database, cond: Condition, systems: list[str] | None = None) 
 
 def states_of_tasks(db: Database, cond: Condition, systems: list[str], tasks: list[str]) -> pd.DataFrame:
     """(system, task, instruction) of every instruction state the ``systems`` have ``tasks`` under (the rest
-    of ``cond``)."""
+    of ``cond``), sorted: a reason that names several other states names them in the same order every time."""
     from dataclasses import replace
 
     clause, params = where(replace(cond, instruction=None), systems, tasks=tasks)
-    return db.frame(f"SELECT DISTINCT system, task, instruction FROM task_results WHERE {clause}", params)
+    return db.frame(f"SELECT DISTINCT system, task, instruction FROM task_results WHERE {clause} ORDER BY ALL",
+                    params)
 
 
 def tie_summary(db: Database, cond: Condition, systems: list[str] | None = None,
