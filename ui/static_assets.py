@@ -5,7 +5,7 @@ A first visit fetches ~130 of Streamlit's files (``/static/js/…``, ``/static/c
 the page's elements appear. Streamlit serves each from disk through Starlette's ``StaticFiles``: a stat and
 every 64 kB chunk on a worker thread, each hop waiting for the GIL, which the warm start (``ui/warm_start.py``)
 holds for most of the first second of a new server's life. The first visitor's page load took 0.8–1.1 s
-against 0.65 s for a server with nothing to do, and the first visit ended ~0.3 s later than with the files
+against 0.65 s for a server with nothing to do, and the first visit ended ~0.2 s later than with the files
 answered here (bench/RESULTS.md § Dashboard).
 
 What is answered here: ``GET {base}/static/<path>`` where ``<path>`` names a file of Streamlit's ``static/``
@@ -103,9 +103,11 @@ class StaticFromMemory:
         if not path.startswith(self._prefix):
             return None
         name = path[len(self._prefix):]
+        if _wants_range(scope):
+            return None
         if name in self.files:
-            return None if _wants_range(scope) else self.files[name]
-        if not _NAME.fullmatch(name) or any(part in (".", "..") for part in name.split("/")) or _wants_range(scope):
+            return self.files[name]
+        if not _NAME.fullmatch(name) or any(part in (".", "..") for part in name.split("/")):
             return None
         target = (self.folder / name).resolve()
         if self.folder not in target.parents or not target.is_file():

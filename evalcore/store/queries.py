@@ -31,8 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # instruction states matching each other, drops a published score the per-query rows replace). Floating sums
 # run in a fixed order (files by name, rows by key): the same data gives the same bits whichever way it was
 # loaded (derived sums, a scan, an overlay)
-_SAME_KEY = " AND ".join(f"p.{name} IS NOT DISTINCT FROM c.{name}" for name in (
-    "system", "benchmark", "task", "setting", "instruction", "precision", "tie_policy", "metric"))
+_SAME_KEY = " AND ".join(f"p.{name} IS NOT DISTINCT FROM c.{name}" for name in schema.CONDITION_KEY)
 TASK_RESULTS_SQL = f"""
 CREATE OR REPLACE TABLE task_results AS
 WITH computed AS (
