@@ -105,6 +105,17 @@ def test_data_dir_from_args_env_and_default(tmp_path):
     assert data.data_dir_from([], {}) == data.DEFAULT_DATA_DIR
 
 
+def test_data_dir_from_follows_each_argv_and_environment(tmp_path):
+    """The --data flag is parsed once per distinct argv: a later call with other arguments or another
+    environment still gets its own folder, and the flag still wins over the environment."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    for _ in range(2):
+        assert data.data_dir_from(["--data", str(first)], {}) == first.resolve()
+        assert data.data_dir_from(["--data", str(second)], {"TIEBREAK_DATA": str(first)}) == second.resolve()
+        assert data.data_dir_from(["--other", "x"], {"TIEBREAK_DATA": str(second)}) == second.resolve()
+        assert data.data_dir_from(["--other", "x"], {"TIEBREAK_DATA": str(first)}) == first.resolve()
+
+
 def test_answer_cache_key_names_every_field_of_a_snapshot_and_a_condition():
     """ui.data.KEY_OF keys the answer cache by a snapshot's and a condition's fields: changing any one field
     (a field added later included) changes the key, so two questions never share an answer."""
