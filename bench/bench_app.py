@@ -38,6 +38,8 @@ intermediate mark: health.
     python bench/bench_app.py --compare-app before=/tmp/before/app.py   # and an older checkout, same run
     python bench/bench_app.py --skip-large --first-visits 7 --compare-app before=/tmp/before/app.py
         # only "start → rendered, first visit", the apps (and the floor) alternating, 7 rounds
+    python bench/bench_app.py --skip-large --changes 4 --compare-app bare=/tmp/bare/app.py
+        # only the control changes (first and cached), the apps (and the floor) alternating, 4 rounds
 
 The servers use the store's on-disk caches as they are (``$TIEBREAK_CACHE``, evalcore/disk_cache.py): after
 one earlier start on the same files they read the per-file sums, resample counts and Leaderboard intervals
@@ -344,6 +346,44 @@ def alternate_first_visits(apps: list[tuple[str, Path]], data_dir: Path, rounds:
     return 0
 
 
+def alternate_changes(apps: list[tuple[str, Path]], data_dir: Path, rounds: int, log_dir: Path) -> int:
+    """The control change, as :func:`measure` times it (a precision chosen in the sidebar → URL updated →
+    script idle; every precision ``3`` times per server), for every app once per round on a new server, the apps
+    alternating and each round starting with the next app, as :func:`alternate_first_visits`. Prints the
+    medians of the first (cold) and the later (cached) changes and their ratios to the floor's."""
+    from playwright.sync_api import sync_playwright
+
+    setting, precisions = precisions_of(data_dir)
+    times: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _ in apps}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for round_ in range(rounds):
+            for label, app in apps[round_ % len(apps):] + apps[:round_ % len(apps)]:
+                env = dict(os.environ, TIEBREAK_CACHE=str(log_dir / f"cache-{label}"))
+                context = browser.new_context(viewport=VIEWPORT)
+                proc, _, page, _, _ = _cold_start(context, data_dir, log_dir / f"changes_{label}.log", app=app,
+                                                  env=env)
+                try:
+                    cold, cached = (_precision_changes(page, "full", floor_precisions(), 3) if app == FLOOR_APP
+                                    else _precision_changes(page, setting, precisions, 3))
+                finally:
+                    context.close()
+                    _stop(proc)
+                times[label][0].extend(cold)
+                times[label][1].extend(cached)
+        browser.close()
+    floor_cold, floor_cached = (statistics.median(values) for values in times["floor"])
+    print("| app | control change, first time: median (s) | ratio to the floor | control change, cached: median "
+          "(n) (s) | ratio to the floor |\n|---|---:|---:|---:|---:|")
+    for label, (cold, cached) in times.items():
+        print(f"| {label} | {statistics.median(cold):.3f} | {statistics.median(cold) / floor_cold:.2f}× | "
+              f"{statistics.median(cached):.3f} ({len(cached)}) | {statistics.median(cached) / floor_cached:.2f}× |")
+    load = os.getloadavg()
+    print(f"\n{rounds} rounds on `{data_dir}` (setting {setting}); load average at the end {load[0]:.1f} / "
+          f"{load[1]:.1f} / {load[2]:.1f}.")
+    return 0
+
+
 def _labelled(spec: str) -> tuple[str, Path]:
     """``LABEL=PATH`` of ``--compare-app`` → (label, absolute path of that checkout's app.py)."""
     label, _, path = spec.partition("=")
@@ -397,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
                              "e.g. intervals")
     parser.add_argument("--first-visits", type=int, default=0, metavar="ROUNDS",
                         help="only time start → rendered for a first visit, every app once per round, alternating")
+    parser.add_argument("--changes", type=int, default=0, metavar="ROUNDS",
+                        help="only time control changes (first and cached), every app on a new server once per "
+                             "round, alternating")
     parser.add_argument("--compare-app", action="append", default=[], metavar="LABEL=PATH",
                         help="also measure another checkout's app.py (repeatable), e.g. before=/tmp/before/app.py")
     args = parser.parse_args(argv)
@@ -420,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     compiled = compile_app_modules([app.parent for _, app in apps])
     if args.first_visits:
         return alternate_first_visits(apps + [("floor", FLOOR_APP)], dirs[0], args.first_visits, log_dir)
+    if args.changes:
+        return alternate_changes(apps + [("floor", FLOOR_APP)], dirs[0], args.changes, log_dir)
     load_before = os.getloadavg()
     calibration_before = cpu_calibration()
     results = []
