@@ -317,70 +317,69 @@ def _precision_changes(page, setting: str, precisions: list[str], repeats: int,
     return cold, warm
 
 
-def alternate_first_visits(apps: list[tuple[str, Path]], data_dir: Path, rounds: int, log_dir: Path) -> int:
-    """``start → rendered, first visit`` (a fresh browser context per start) for every app once per round, the
-    apps alternating, so that the machine's drift hits them alike, and each round starting with the next app:
-    the first start of a round measured ~0.03–0.09 s slower than the same code later in the round. Prints
-    medians and ratios to the floor."""
+def _alternating_starts(apps: list[tuple[str, Path]], data_dir: Path, rounds: int, log_dir: Path, kind: str):
+    """Every app once per round on a new server, opened by a fresh browser context (empty cache), the apps
+    alternating so that the machine's drift hits them alike, and each round starting with the next app: the
+    first start of a round measured ~0.03–0.09 s slower than the same code later in the round. Yields (label,
+    app, page, start → rendered s); the server stops when the caller asks for the next start."""
     from playwright.sync_api import sync_playwright
 
-    times: dict[str, list[float]] = {label: [] for label, _ in apps}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for round_ in range(rounds):
             for label, app in apps[round_ % len(apps):] + apps[:round_ % len(apps)]:
                 env = dict(os.environ, TIEBREAK_CACHE=str(log_dir / f"cache-{label}"))
                 context = browser.new_context(viewport=VIEWPORT)
-                proc, _, _, _, done = _cold_start(context, data_dir, log_dir / f"first_{label}.log", app=app, env=env)
-                times[label].append(done)
-                context.close()
-                _stop(proc)
+                proc, _, page, _, done = _cold_start(context, data_dir, log_dir / f"{kind}_{label}.log", app=app,
+                                                     env=env)
+                try:
+                    yield label, app, page, done
+                finally:
+                    context.close()
+                    _stop(proc)
         browser.close()
+
+
+def _load_line(rounds: int, data_dir: Path, note: str = "") -> str:
+    load = os.getloadavg()
+    return (f"\n{rounds} rounds on `{data_dir}`{note}; load average at the end {load[0]:.1f} / {load[1]:.1f} / "
+            f"{load[2]:.1f}.")
+
+
+def alternate_first_visits(apps: list[tuple[str, Path]], data_dir: Path, rounds: int, log_dir: Path) -> int:
+    """``start → rendered, first visit`` for every app once per round (:func:`_alternating_starts`). Prints
+    medians and ratios to the floor."""
+    times: dict[str, list[float]] = {label: [] for label, _ in apps}
+    for label, _, _, done in _alternating_starts(apps, data_dir, rounds, log_dir, "first"):
+        times[label].append(done)
     floor = statistics.median(times["floor"])
     print(f"| app | start → rendered, first visit: median (all) (s) | ratio to the floor |\n|---|---:|---:|")
     for label, values in times.items():
         print(f"| {label} | {statistics.median(values):.2f} ({', '.join(f'{t:.2f}' for t in values)}) | "
               f"{statistics.median(values) / floor:.2f}× |")
-    load = os.getloadavg()
-    print(f"\n{rounds} rounds on `{data_dir}`; load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.")
+    print(_load_line(rounds, data_dir))
     return 0
 
 
 def alternate_changes(apps: list[tuple[str, Path]], data_dir: Path, rounds: int, log_dir: Path) -> int:
     """The control change, as :func:`measure` times it (a precision chosen in the sidebar → URL updated →
-    script idle; every precision ``3`` times per server), for every app once per round on a new server, the apps
-    alternating and each round starting with the next app, as :func:`alternate_first_visits`. Prints the
-    medians of the first (cold) and the later (cached) changes and their ratios to the floor's."""
-    from playwright.sync_api import sync_playwright
-
+    script idle; every precision 3 times per server), for every app once per round on a new server
+    (:func:`_alternating_starts`). Prints the medians of the first (cold) and the later (cached) changes and
+    their ratios to the floor's."""
     setting, precisions = precisions_of(data_dir)
     times: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _ in apps}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for round_ in range(rounds):
-            for label, app in apps[round_ % len(apps):] + apps[:round_ % len(apps)]:
-                env = dict(os.environ, TIEBREAK_CACHE=str(log_dir / f"cache-{label}"))
-                context = browser.new_context(viewport=VIEWPORT)
-                proc, _, page, _, _ = _cold_start(context, data_dir, log_dir / f"changes_{label}.log", app=app,
-                                                  env=env)
-                try:
-                    cold, cached = (_precision_changes(page, "full", floor_precisions(), 3) if app == FLOOR_APP
-                                    else _precision_changes(page, setting, precisions, 3))
-                finally:
-                    context.close()
-                    _stop(proc)
-                times[label][0].extend(cold)
-                times[label][1].extend(cached)
-        browser.close()
+    for label, app, page, _ in _alternating_starts(apps, data_dir, rounds, log_dir, "changes"):
+        cold, cached = (_precision_changes(page, "full", floor_precisions(), 3) if app == FLOOR_APP
+                        else _precision_changes(page, setting, precisions, 3))
+        times[label][0].extend(cold)
+        times[label][1].extend(cached)
     floor_cold, floor_cached = (statistics.median(values) for values in times["floor"])
     print("| app | control change, first time: median (s) | ratio to the floor | control change, cached: median "
           "(n) (s) | ratio to the floor |\n|---|---:|---:|---:|---:|")
     for label, (cold, cached) in times.items():
         print(f"| {label} | {statistics.median(cold):.3f} | {statistics.median(cold) / floor_cold:.2f}× | "
               f"{statistics.median(cached):.3f} ({len(cached)}) | {statistics.median(cached) / floor_cached:.2f}× |")
-    load = os.getloadavg()
-    print(f"\n{rounds} rounds on `{data_dir}` (setting {setting}); load average at the end {load[0]:.1f} / "
-          f"{load[1]:.1f} / {load[2]:.1f}.")
+    print(_load_line(rounds, data_dir, f" (setting {setting})"))
     return 0
 
 
