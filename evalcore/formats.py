@@ -1335,34 +1335,55 @@ def atomic_path(path: str | Path, what: str = "file") -> Iterator[Path]:
     written into from a temporary file in TMPDIR, never replaced; an I/O failure (full disk, unwritable
     folder...) is an :class:`~evalcore.errors.OutputError` naming ``path`` (see :mod:`evalcore.outputs`).
     """
+    with atomic_paths([path], what) as (temporary,):
+        yield temporary
+
+
+@contextmanager
+def atomic_paths(paths: list[str | Path], what: str = "file") -> Iterator[list[Path]]:
+    """:func:`atomic_path` for files that belong together (an importer's task_scores and systems): yields
+    one temporary per path; on success every temporary gets its mode and is synced to disk first, and only
+    then are they renamed into place, one right after the other, so that a kill can split the set only
+    between two ``rename`` calls. (Syncing each file just before its own rename left a disk flush between the
+    renames: a SIGKILL test caught an import with its new systems file and its old task_scores.) On any
+    exception every temporary is removed and no path is touched; an I/O failure names the path it concerns
+    (the last one for a failure while the caller writes)."""
     from evalcore import outputs
 
-    path = Path(path)
-    with outputs.writing(path, what):
-        target = outputs.write_target(path)
-        if target.special:
-            handle, temporary_name = tempfile.mkstemp(prefix="evalcore-output-", suffix=".tmp")
-        else:
-            target.file.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary_name = tempfile.mkstemp(prefix=f".{target.file.name[:200]}.", suffix=".tmp",
-                                                      dir=target.file.parent)
-        os.close(handle)
-        temporary = Path(temporary_name)
-        try:
-            yield temporary
-            if target.special:
-                outputs.copy_into(temporary, target)
-                temporary.unlink()
-                return
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(temporary, 0o666 & ~umask)
-            with open(temporary, "rb") as written:
-                os.fsync(written.fileno())
-            os.replace(temporary, target.file)
-        except BaseException:
+    staged: list[tuple[Path, outputs.Target, Path]] = []  # (path, where it lands, temporary)
+    try:
+        for path in map(Path, paths):
+            with outputs.writing(path, what):
+                target = outputs.write_target(path)
+                if target.special:
+                    handle, temporary_name = tempfile.mkstemp(prefix="evalcore-output-", suffix=".tmp")
+                else:
+                    target.file.parent.mkdir(parents=True, exist_ok=True)
+                    handle, temporary_name = tempfile.mkstemp(prefix=f".{target.file.name[:200]}.",
+                                                              suffix=".tmp", dir=target.file.parent)
+                os.close(handle)
+            staged.append((path, target, Path(temporary_name)))
+        with outputs.writing(staged[-1][0], what):
+            yield [temporary for _, _, temporary in staged]
+        umask = os.umask(0)
+        os.umask(umask)
+        for path, target, temporary in staged:
+            if not target.special:
+                with outputs.writing(path, what):
+                    os.chmod(temporary, 0o666 & ~umask)
+                    with open(temporary, "rb") as written:
+                        os.fsync(written.fileno())
+        for path, target, temporary in staged:
+            with outputs.writing(path, what):
+                if target.special:
+                    outputs.copy_into(temporary, target)
+                    temporary.unlink()
+                else:
+                    os.replace(temporary, target.file)
+    except BaseException:
+        for _, _, temporary in staged:
             temporary.unlink(missing_ok=True)
-            raise
+        raise
 
 
 def _as_arrow(table_or_df) -> pa.Table:

@@ -410,20 +410,18 @@ def write_compact_parquet(frame: pd.DataFrame, path: str | Path) -> None:
 
 def write_compact_parquet_files(frames: dict[str | Path, pd.DataFrame]) -> None:
     """Write several frames as zstd parquet so that a crash leaves either the old or the new version of the
-    set: every file is written and synced under a hidden temp name first (:func:`evalcore.formats.atomic_path`,
-    removed on any exception), then the renames follow one after another with nothing but their files' syncs
-    in between (an importer's task_scores and systems come from one import; only a kill between two
-    ``rename`` calls could split them). Afterwards, temporary files that killed writers left in those folders
-    over an hour ago are removed (:func:`evalcore.outputs.sweep_temporaries`)."""
-    from contextlib import ExitStack
-
-    from evalcore.formats import atomic_path
+    set: every file is written under a hidden temp name and synced before the first of them is renamed into
+    place (:func:`evalcore.formats.atomic_paths`; all removed on any exception), so the renames follow one
+    another with nothing in between (an importer's task_scores and systems come from one import; only a kill
+    between two ``rename`` calls could split them). Afterwards, temporary files that killed writers left in
+    those folders over an hour ago are removed (:func:`evalcore.outputs.sweep_temporaries`)."""
+    from evalcore.formats import atomic_paths
     from evalcore.outputs import sweep_temporaries
 
     paths = [Path(path) for path in frames]
-    with ExitStack() as renames:  # on leaving: every staged file renamed into place, or all removed
-        for path, frame in zip(paths, frames.values()):
-            write_compact_table(frame, renames.enter_context(atomic_path(path, "results")))
+    with atomic_paths(paths, "results") as temporaries:
+        for temporary, frame in zip(temporaries, frames.values()):
+            write_compact_table(frame, temporary)
     for folder in {path.parent for path in paths}:  # what killed writers left there earlier
         sweep_temporaries(folder)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,7 @@ from needs import require_source
 
 from evalcore.formats import (
     atomic_path,
+    atomic_paths,
     detect_qrels_format,
     detect_run_format,
     iter_run_chunks,
@@ -601,6 +603,38 @@ def test_atomic_path_keeps_the_old_file_on_failure_and_replaces_on_success(tmp_p
     with atomic_path(target) as temporary:
         temporary.write_text("new")
     assert target.read_text() == "new" and list(tmp_path.iterdir()) == [target]
+
+
+def test_atomic_paths_replace_all_or_none(tmp_path: Path) -> None:
+    first, second = write_text(tmp_path / "a.txt", "old a"), write_text(tmp_path / "b.txt", "old b")
+    with pytest.raises(RuntimeError):
+        with atomic_paths([first, second]) as (a, b):
+            a.write_text("new a")
+            b.write_text("new b")
+            raise RuntimeError
+    assert (first.read_text(), second.read_text()) == ("old a", "old b")
+    assert sorted(tmp_path.iterdir()) == [first, second]
+    with atomic_paths([first, second]) as (a, b):
+        a.write_text("new a")
+        b.write_text("new b")
+    assert (first.read_text(), second.read_text()) == ("new a", "new b")
+    assert sorted(tmp_path.iterdir()) == [first, second]
+
+
+def test_an_imports_files_are_all_synced_before_the_first_rename(tmp_path: Path, monkeypatch) -> None:
+    """An importer's task_scores and systems: a disk flush between their renames let a SIGKILL leave the new
+    systems file beside the old task_scores (tests/reliability/test_kill_atomic.py caught it)."""
+    from evalcore import importers
+
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (calls.append("replace"), real_replace(a, b))[1])
+    frames = {tmp_path / "x_task_scores.parquet": pd.DataFrame({"v": [1.0]}),
+              tmp_path / "x_systems.parquet": pd.DataFrame({"system": ["s"]})}
+    importers.write_compact_parquet_files(frames)
+    assert calls == ["fsync", "fsync", "replace", "replace"]
+    assert all(pq.read_table(path).to_pandas().equals(frame) for path, frame in frames.items())
 
 
 def test_write_parquet_atomic_accepts_pandas(tmp_path: Path) -> None:
