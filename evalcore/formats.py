@@ -1340,20 +1340,23 @@ def atomic_path(path: str | Path, what: str = "file") -> Iterator[Path]:
 
 
 @contextmanager
-def atomic_paths(paths: list[str | Path], what: str = "file") -> Iterator[list[Path]]:
-    """:func:`atomic_path` for files that belong together (an importer's task_scores and systems): yields
+def atomic_paths(paths: list[str | Path], what: str | list[str] = "file") -> Iterator[list[Path]]:
+    """:func:`atomic_path` for files that belong together (an importer's task_scores and systems; an ingested
+    file and its derived sums, in that order): yields
     one temporary per path; on success every temporary gets its mode and is synced to disk first, and only
     then are they renamed into place, one right after the other, so that a kill can split the set only
     between two ``rename`` calls. (Syncing each file just before its own rename left a disk flush between the
     renames: a SIGKILL test caught an import with its new systems file and its old task_scores.) On any
     exception every temporary is removed and no path is touched; an I/O failure names the path it concerns
-    (the last one for a failure while the caller writes)."""
+    and its ``what`` (one for all paths, or one per path; the last path's for a failure while the caller
+    writes)."""
     from evalcore import outputs
 
-    staged: list[tuple[Path, outputs.Target, Path]] = []  # (path, where it lands, temporary)
+    whats = [what] * len(paths) if isinstance(what, str) else list(what)
+    staged: list[tuple[Path, str, outputs.Target, Path]] = []  # (path, what, where it lands, temporary)
     try:
-        for path in map(Path, paths):
-            with outputs.writing(path, what):
+        for path, name in zip(map(Path, paths), whats, strict=True):
+            with outputs.writing(path, name):
                 target = outputs.write_target(path)
                 if target.special:
                     handle, temporary_name = tempfile.mkstemp(prefix="evalcore-output-", suffix=".tmp")
@@ -1362,26 +1365,26 @@ def atomic_paths(paths: list[str | Path], what: str = "file") -> Iterator[list[P
                     handle, temporary_name = tempfile.mkstemp(prefix=f".{target.file.name[:200]}.",
                                                               suffix=".tmp", dir=target.file.parent)
                 os.close(handle)
-            staged.append((path, target, Path(temporary_name)))
-        with outputs.writing(staged[-1][0], what):
-            yield [temporary for _, _, temporary in staged]
+            staged.append((path, name, target, Path(temporary_name)))
+        with outputs.writing(staged[-1][0], staged[-1][1]):
+            yield [temporary for *_, temporary in staged]
         umask = os.umask(0)
         os.umask(umask)
-        for path, target, temporary in staged:
+        for path, name, target, temporary in staged:
             if not target.special:
-                with outputs.writing(path, what):
+                with outputs.writing(path, name):
                     os.chmod(temporary, 0o666 & ~umask)
                     with open(temporary, "rb") as written:
                         os.fsync(written.fileno())
-        for path, target, temporary in staged:
-            with outputs.writing(path, what):
+        for path, name, target, temporary in staged:
+            with outputs.writing(path, name):
                 if target.special:
                     outputs.copy_into(temporary, target)
                     temporary.unlink()
                 else:
                     os.replace(temporary, target.file)
     except BaseException:
-        for _, _, temporary in staged:
+        for *_, temporary in staged:
             temporary.unlink(missing_ok=True)
         raise
 

@@ -278,6 +278,25 @@ def test_ingest_writes_the_sums_of_its_file(folder: Path, tmp_path: Path, monkey
     assert "cand" in set(store.task_table(COND)["system"])
 
 
+def test_ingest_syncs_its_file_and_sums_before_renaming_the_file_first(folder: Path, tmp_path: Path, monkeypatch):
+    """Both files are on disk before the first rename, and the results file is renamed before its sums: a
+    SIGKILL in a disk flush between the renames left the file without its sums (test_kill_atomic.py)."""
+    run, qrels = _run_files(tmp_path)
+    calls = []  # (what, the file synced or replaced); the ingest lock's own record is written the same way
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"))),
+                                                 real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (calls.append(("replace", str(b))), real_replace(a, b))[1])
+    code, _, err = cli("ingest", "--run", str(run), "--qrels", str(qrels), "--system", "cand", "--benchmark",
+                       "bench", "--task", "T1", "--setting", "full", "--instruction", "no", "--precision", "fp32",
+                       "--data", str(folder), "--metrics", "ndcg@10")
+    assert code == 0, err
+    (written,) = (folder / "ingested").glob("*.parquet")
+    writes = [(kind, Path(name)) for kind, name in calls if "parquet" in Path(name).name]
+    assert [kind for kind, _ in writes] == ["fsync", "fsync", "replace", "replace"], calls
+    assert [name for kind, name in writes if kind == "replace"] == [written, derived.sums_path(written)]
+
+
 # -- the overlay (issue 20) --------------------------------------------------------------------------------------
 def _run_files(folder: Path) -> tuple[Path, Path]:
     """A run with ties (scores rounded to one decimal) over the fixture's qids of T1..T3 and its qrels."""

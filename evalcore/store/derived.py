@@ -375,26 +375,27 @@ def write_sums(source: Path, table: "pa.Table", version: SourceVersion) -> Path:
 
 def write_with_sums(path: Path, write: "Callable[[Path], None]") -> None:
     """Write a new per-query file and its sums as one set: ``write(temporary)`` stages the file, its sums are
-    computed from those very bytes, then both are renamed into place, the file first (so a kill leaves nothing,
-    both, or — between the two renames — the file without sums, which the store computes in memory)."""
-    from contextlib import ExitStack
-
+    computed from those very bytes, both are synced, then renamed into place one right after the other, the
+    file first (:func:`evalcore.formats.atomic_paths`): a kill leaves nothing, both, or — only between the two
+    ``rename`` calls — the file without sums, which the store computes in memory. (Each file synced just before
+    its own rename left a disk flush in that gap, where a SIGKILL test landed.)"""
     import duckdb
 
-    from evalcore.formats import atomic_path
+    from evalcore.formats import atomic_paths
+    from evalcore.outputs import writing
 
-    with ExitStack() as renames:  # left in reverse: the per-query file is renamed first, then its sums
-        sums_temporary = renames.enter_context(atomic_path(sums_path(path), "derived sums"))
-        temporary = renames.enter_context(atomic_path(path, "per-query results"))
-        write(temporary)
-        version, _ = source_version(temporary)
-        conn = duckdb.connect(":memory:")
-        try:
-            sums = scan_sums(conn, [temporary])[temporary]
-        finally:
-            conn.close()
-        if isinstance(sums, Exception):
-            raise sums
+    staged = atomic_paths([path, sums_path(path)], ["per-query results", "derived sums"])
+    with staged as (temporary, sums_temporary):
+        with writing(path, "per-query results"):
+            write(temporary)
+            version, _ = source_version(temporary)
+            conn = duckdb.connect(":memory:")
+            try:
+                sums = scan_sums(conn, [temporary])[temporary]
+            finally:
+                conn.close()
+            if isinstance(sums, Exception):
+                raise sums
         _write_table(sums_temporary, sums, path.name, version)
 
 
