@@ -1342,11 +1342,11 @@ def atomic_path(path: str | Path, what: str = "file") -> Iterator[Path]:
 @contextmanager
 def atomic_paths(paths: list[str | Path], what: str | list[str] = "file") -> Iterator[list[Path]]:
     """:func:`atomic_path` for files that belong together (an importer's task_scores and systems; an ingested
-    file and its derived sums, in that order): yields
-    one temporary per path; on success every temporary gets its mode and is synced to disk first, and only
-    then are they renamed into place, one right after the other, so that a kill can split the set only
-    between two ``rename`` calls. (Syncing each file just before its own rename left a disk flush between the
-    renames: a SIGKILL test caught an import with its new systems file and its old task_scores.) On any
+    file and its derived sums, in that order): yields one temporary per path; on success every temporary gets
+    its mode and is synced to disk first, and only then are they renamed into place, in order, one right after
+    the other, so that a kill can split the set only between two ``rename`` calls. (Syncing each file just
+    before its own rename left a disk flush between the renames: SIGKILL tests caught an import with its new
+    systems file beside its old task_scores, and an ingested file without its sums.) On any
     exception every temporary is removed and no path is touched; an I/O failure names the path it concerns
     and its ``what`` (one for all paths, or one per path; the last path's for a failure while the caller
     writes)."""
