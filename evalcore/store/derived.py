@@ -384,8 +384,8 @@ def write_with_sums(path: Path, write: "Callable[[Path], None]") -> None:
     from evalcore.formats import atomic_paths
     from evalcore.outputs import writing
 
-    staged = atomic_paths([path, sums_path(path)], ["per-query results", "derived sums"])
-    with staged as (temporary, sums_temporary):
+    files, whats = [path, sums_path(path)], ["per-query results", "derived sums"]
+    with atomic_paths(files, whats) as (temporary, sums_temporary):
         with writing(path, "per-query results"):
             write(temporary)
             version, _ = source_version(temporary)
