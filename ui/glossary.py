@@ -2,7 +2,8 @@
 
 Labels reach it two ways: ``help=glossary.tip("hps", "bf16")`` puts the definitions into the label's tooltip
 (with a link to the full entry), and the Glossary page (:func:`page`, ``/glossary``) lists every entry under
-an anchor named by its key (``/glossary#hps``). Pages never write their own definition of a term listed here.
+an anchor named by its key; links to an entry (:func:`href`, ``glossary?term=hps#hps``) open the page with
+that entry first. Pages never write their own definition of a term listed here.
 """
 from __future__ import annotations
 
@@ -124,23 +125,49 @@ def tip(*keys: str, before: str = "") -> str:
     for key in keys:
         term = TERMS[key]
         parts.append(f"**{term.name}**: {term.text}")
-    parts.append(f"[Glossary →]({GLOSSARY_PATH}#{keys[0]})" if keys else f"[Glossary →]({GLOSSARY_PATH})")
+    parts.append(f"[Glossary →]({href(keys[0] if keys else None)})")
     return "\n\n".join(parts)
 
 
 def link(key: str, text: str | None = None) -> str:
     """A markdown link to a term's entry on the Glossary page."""
-    return f"[{text or TERMS[key].name}]({GLOSSARY_PATH}#{key})"
+    return f"[{text or TERMS[key].name}]({href(key)})"
+
+
+def href(key: str | None = None) -> str:
+    """The relative address of ``key``'s entry: ``glossary?term=KEY#KEY`` (the page alone without a key).
+
+    The query names the entry to the page, which shows it first (:func:`page`): a fragment alone is lost,
+    because Streamlit rewrites the address without it when the view writes its state into the URL, before
+    the heading it names is drawn. The fragment still scrolls to the entry wherever the address is kept."""
+    if key is None:
+        return GLOSSARY_PATH
+    if key not in TERMS:
+        raise KeyError(key)
+    return f"{GLOSSARY_PATH}?term={key}#{key}"
 
 
 def page() -> None:
-    """The Glossary page: every term under its own anchor, then the references."""
+    """The Glossary page: a look-up bound to URL key ``term`` (what :func:`href` links set) showing the chosen
+    entry first, then every term under its own anchor, then the references."""
+    from ui import state
+
     st.title("Glossary")
     st.markdown("The words the dashboard uses, what they mean here, and where they come from. Every label with "
                 "a question-mark icon shows its entry on hover.")
+    chosen = state.select("term", "Look up a term", ["", *TERMS], "", always=False,
+                          format_func=lambda key: TERMS[key].name if key else "— every entry below —")
+    if chosen:
+        with st.container(border=True):
+            _entry(TERMS[chosen], anchor=False)
     for term in _ENTRIES:
-        st.subheader(term.name, anchor=term.key)
-        cites = "; ".join(f"[{CITATIONS[c].text}]({CITATIONS[c].url})" for c in term.cites)
-        st.markdown(term.text + (f"\n\n<small>{cites}</small>" if cites else ""), unsafe_allow_html=True)
+        _entry(term)
     st.subheader("References", anchor="references")
     st.markdown("\n".join(f"- [{c.text}]({c.url})" for c in CITATIONS.values()))
+
+
+def _entry(term: Term, anchor: bool = True) -> None:
+    """One entry: its name as a heading (under the anchor ``term.key``), its definition and citations."""
+    st.subheader(term.name, anchor=term.key if anchor else False)
+    cites = "; ".join(f"[{CITATIONS[c].text}]({CITATIONS[c].url})" for c in term.cites)
+    st.markdown(term.text + (f"\n\n<small>{cites}</small>" if cites else ""), unsafe_allow_html=True)

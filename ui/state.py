@@ -73,6 +73,8 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     Param("diff_only", "drill-down shows only queries that differ: 1 | 0"),
     Param("values", "per-query values compared: expected (tie-aware, default) | oblivious"),
     Param("qid", "the query shown in full in the drill-down"),
+    # Glossary
+    Param("term", "the glossary entry shown first, e.g. hps"),
 )}
 
 _LOADED = "_url_loaded"

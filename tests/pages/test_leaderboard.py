@@ -151,7 +151,7 @@ def test_every_jargon_header_links_to_the_glossary():
     board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
     config = boards.column_config(board)
     for column in ("shared_rank", "G", "interval", "ranks", "G_min", "G_expected", "G_lo", "precision_kind"):
-        assert "glossary#" in config[column]["help"], column
+        assert "glossary?term=" in config[column]["help"], column
 
 
 def test_rows_left_out_at_load_are_visible(open_url, synthetic_dir, tmp_path):

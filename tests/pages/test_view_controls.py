@@ -129,20 +129,20 @@ def test_jargon_labels_of_the_views_link_to_the_glossary(open_url):
     import json
 
     at = open_url(SHIPPED, "ties-and-precision.py")
-    assert "glossary#full" in at.sidebar.radio(key="setting").help
-    assert "glossary#instruction" in at.sidebar.radio(key="instr").help
-    assert "glossary#precision" in next(m.proto.help for m in at.sidebar.markdown
+    assert "glossary?term=full#full" in at.sidebar.radio(key="setting").help
+    assert "glossary?term=instruction#instruction" in at.sidebar.radio(key="instr").help
+    assert "glossary?term=precision#precision" in next(m.proto.help for m in at.sidebar.markdown
                                         if str(m.value).startswith("**Precision:**"))
-    assert "glossary#tie-policy" in next(m.proto.help for m in at.sidebar.markdown
+    assert "glossary?term=tie-policy#tie-policy" in next(m.proto.help for m in at.sidebar.markdown
                                          if str(m.value).startswith("**Tie policy"))
     table = next(df for df in at.dataframe if "precision_kind" in df.value.columns)
     config = json.loads(table.proto.columns)
     for column, key in (("oblivious", "oblivious"), ("expected", "expected"), ("min", "tie-range"),
                         ("range", "range"), ("bias", "bias"), ("tied_share", "tied-at-cutoff"),
                         ("precision_kind", "precision-kind")):
-        assert f"glossary#{key}" in config[column]["help"], column
+        assert f"glossary?term={key}#{key}" in config[column]["help"], column
     at = open_url(SHIPPED, "compare.py")
-    assert "glossary#expected" in at.radio(key="values").help
+    assert "glossary?term=expected#expected" in at.radio(key="values").help
 
 
 @pytest.mark.parametrize("page", ["ties-and-precision.py", "rank-flips.py", "instructions.py", "mcr-vs-full.py",

@@ -36,7 +36,7 @@ def test_a_tip_holds_the_definitions_and_a_relative_link_to_the_entry():
     assert tip.startswith("Numeric precision.")
     assert glossary.TERMS["hps"].text in tip and glossary.TERMS["precision"].text in tip
     link = re.search(r"\]\(([^)]*)\)$", tip).group(1)
-    assert link == "glossary#hps", "relative: works under a path prefix"
+    assert link == "glossary?term=hps#hps", "relative (works under a path prefix), the entry named in the query"
     with pytest.raises(KeyError):
         glossary.tip("no-such-term")
 
@@ -64,3 +64,41 @@ def test_navigation_offers_the_glossary_at_its_url_path():
     source = (navigation.APP_ROOT / "ui" / "navigation.py").read_text()
     assert navigation.GLOSSARY == glossary.GLOSSARY_PATH == "glossary"
     assert "url_path=GLOSSARY" in source
+
+
+def test_a_link_to_an_entry_opens_the_page_with_that_entry_first():
+    """A glossary link (``glossary?term=KEY#KEY``) must land on its entry: Streamlit drops the ``#KEY`` fragment
+    when the view writes its state into the URL, so the page reads ``term`` and shows that entry first, and
+    keeps ``term`` in the URL (a copied link lands there too). A bad ``term`` is refused with a notice."""
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import streamlit as st
+
+        from ui import glossary, state
+
+        state.begin_run("glossary")
+        glossary.page()
+        state.end_run()
+        for message in state.notices():
+            st.warning(message)
+
+    href = glossary.href("shared-rank")
+    query = href.split("?", 1)[1].split("#", 1)[0]
+    at = AppTest.from_function(page, default_timeout=60)
+    at.query_params[query.split("=")[0]] = query.split("=")[1]
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="term").value == "shared-rank"
+    assert at.subheader[0].value == glossary.TERMS["shared-rank"].name, "the linked entry comes first"
+    assert at.query_params["term"] == "shared-rank"
+    assert [h.value for h in at.subheader].count(glossary.TERMS["shared-rank"].name) == 2, "and stays in the list"
+    at.selectbox(key="term").set_value("").run()
+    assert "term" not in at.query_params
+    assert [h.value for h in at.subheader][0] == next(iter(glossary.TERMS.values())).name
+
+    bad = AppTest.from_function(page, default_timeout=60)
+    bad.query_params["term"] = "<script>"
+    bad.run()
+    assert not bad.exception and bad.selectbox(key="term").value == ""
+    assert any("`term`" in w.value for w in bad.warning)
