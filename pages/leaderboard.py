@@ -30,7 +30,9 @@ def render() -> None:
                          help=glossary.tip("aggregate", "borda"))
     other = "mean" if boards.ranking_aggregate(order, cond.benchmark) == "G" else "G"
     show_other = state.flag("mean", f"Show {other}", False, where=mid)
-    show_borda = state.flag("borda", "Show Borda count", False, where=right)
+    show_borda = state.flag("borda", "Show Borda count", False, where=right,
+                            help="The Borda column: always shown when the rows are in Borda count order.") \
+        or order == "borda"
     board = data.leaderboard(view.data, cond, systems=view.systems,
                              aggregate=boards.aggregate_for(order, cond.benchmark))
     hints.condition_line(view)
@@ -68,12 +70,13 @@ def _headline(board, order: str, pointer: boards.Pointer, benchmark: str) -> Non
     with_data = int(board.ranked["has_query_data"].sum())
     cols = st.columns(4)
     cols[0].metric("Systems ranked", f"{len(board.ranked)}")
-    cols[1].metric(f"Top {agg}", f"{top[agg]:.4f}", help=f"{agg} of the first row in the current order.")
+    cols[1].metric(f"Top {agg}" if order != "borda" else f"{agg} of the Borda leader", f"{top[agg]:.4f}",
+                   help=f"{agg} of the first row in the current order.")
     cols[2].metric("With per-query results", f"{with_data} of {len(board.ranked)}", help=glossary.tip(
         "task-level-only", before="Only these have a tie range, a bootstrap interval and a rank interval."))
     cols[3].metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
-    st.markdown(f"Top system: **{hints.safe_text(top['system'])}**")
-    st.caption(boards.ranking_line(board, benchmark))
+    st.markdown(f"{'Top system' if order != 'borda' else 'Borda leader'}: **{hints.safe_text(top['system'])}**")
+    st.caption(boards.ranking_line(board, benchmark, order))
     _pointer_line(board, pointer, with_data)
 
 
@@ -139,7 +142,8 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
     agg = board.ranked_by
     rows = boards.ordered(board, order)
     shown = rows.head(boards.CHART_ROWS)
-    st.subheader(f"Top {len(shown)}: {agg} with its intervals")
+    st.subheader(f"Top {len(shown)}: {agg} with its intervals" if order != "borda"
+                 else f"First {len(shown)} by Borda count: {agg} with its intervals")
     bands = [charts.Band(f"{agg}_lo", f"{agg}_hi", *BANDS[0]), charts.Band(f"{agg}_min", f"{agg}_max", *BANDS[1])]
     notes = shown.apply(lambda r: f"rank {int(r['shared_rank'])}, rank range {boards.ranks_text(r)}", axis=1)
     st.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes,
@@ -161,6 +165,7 @@ def _size_chart(board, view) -> None:
     sized = merged.dropna(subset=["n_parameters", agg])
     sized = sized[sized["n_parameters"] > 0].sort_values("n_parameters")
     unknown = merged.loc[merged["n_parameters"].isna(), "system"].tolist()
+    sizeless = merged.loc[merged["n_parameters"] <= 0, "system"].tolist()  # baselines: a log axis has no 0
     if sized.empty:
         st.info("No ranked system has a known parameter count, so there is nothing to plot. Sizes come from "
                 "the `systems` table (`n_parameters`), e.g. via `python -m evalcore import-mteb`.")
@@ -173,8 +178,10 @@ def _size_chart(board, view) -> None:
                              text=sized["system"], marker=dict(size=9, color="#64748b"),
                              hovertemplate=f"%{{text}}<br>%{{x:.3s}} parameters<br>{agg} %{{y:.4f}}<extra></extra>"))
     labels = [name if i >= len(front) - 8 else "" for i, name in enumerate(front["system"])]
+    # a label left of the leftmost point would be cut at the plot's edge
+    places = ["top right" if size == sized["n_parameters"].iloc[0] else "top left" for size in front["n_parameters"]]
     fig.add_trace(go.Scatter(x=front["n_parameters"], y=front[agg], mode="lines+markers+text", name="Pareto front",
-                             text=labels, customdata=front["system"], textposition="top left",
+                             text=labels, customdata=front["system"], textposition=places,
                              line=dict(color="#0d9488", shape="hv"), marker=dict(size=10, color="#0d9488"),
                              hovertemplate=f"%{{customdata}}<br>%{{x:.3s}} parameters<br>{agg} %{{y:.4f}}"
                                            "<extra></extra>"))
@@ -183,8 +190,11 @@ def _size_chart(board, view) -> None:
     charts.draw(fig)
     st.caption("Pareto front (smallest to largest): " + ", ".join(hints.safe_text(s) for s in front["system"])
                + f". No smaller system beats them on {agg}.")
-    if unknown:
-        st.caption(f"Not plotted (size unknown): {', '.join(hints.safe_text(s) for s in unknown)}.")
+    if unknown or sizeless:
+        st.caption("Not plotted: " + "; ".join(
+            f"{why}: {', '.join(hints.safe_text(s) for s in names)}"
+            for why, names in (("size unknown", unknown), ("no parameters (a log axis has no 0)", sizeless)) if names)
+            + ".")
 
 
 def _incomplete(board) -> None:

@@ -51,12 +51,15 @@ def aggregate_for(order: str, benchmark: str) -> str | None:
     return None if wanted == official_aggregate(benchmark) else wanted
 
 
-def ranking_line(board: Leaderboard, benchmark: str) -> str:
-    """Which aggregate ranks, and whether it is the benchmark's own."""
+def ranking_line(board: Leaderboard, benchmark: str, order: str = "") -> str:
+    """Which aggregate ranks, and whether it is the benchmark's own; under the Borda ``order``, that the rows
+    are in Borda order while the ranks stay the aggregate's."""
     own = official_aggregate(benchmark)
     name = benchmark_name(benchmark)
     whose = f"{name}'s own aggregate" if board.ranked_by == own else f"not {name}'s own, which is {own}"
-    return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}) · tie policy of the "
+    rows = (f" · rows in **Borda count** order (points from each task's ranking, the Borda column); the Rank "
+            f"column stays {board.ranked_by}'s" if order == "borda" else "")
+    return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}){rows} · tie policy of the "
             f"oblivious values: `{board.tie_policy}`")
 
 
@@ -290,6 +293,15 @@ def _pointer(coverage: pd.DataFrame, cond: Condition, here: bool) -> Pointer:
     return Pointer(n_systems, here, target, url, words)
 
 
+def apart(x: float, y: float, digits: int = 4, most: int = 8) -> str:
+    """"x vs y" with ``digits`` decimals, or as many more (up to ``most``) as it takes for two different values
+    to print differently: "0.0026 vs 0.0026" would contradict the "ahead" it illustrates."""
+    for shown in range(digits, most + 1):
+        if x == y or f"{x:.{shown}f}" != f"{y:.{shown}f}":
+            break
+    return f"{x:.{shown}f} vs {y:.{shown}f}"
+
+
 def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
     """The notice when the chosen tie policy decides the order of some pairs (:attr:`Leaderboard.policy_swaps`),
     naming them."""
@@ -297,8 +309,8 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
     if swaps is None or swaps.empty:
         return None
     agg = board.ranked_by
-    pairs = [f"**{a}** ahead of **{b}** by `{board.tie_policy}` ({v1:.4f} vs {v2:.4f}) but behind by expected "
-             f"value ({e1:.4f} vs {e2:.4f})" for a, b, v1, v2, e1, e2 in swaps.head(limit).itertuples(index=False)]
+    pairs = [f"**{a}** ahead of **{b}** by `{board.tie_policy}` ({apart(v1, v2)}) but behind by expected "
+             f"value ({apart(e1, e2)})" for a, b, v1, v2, e1, e2 in swaps.head(limit).itertuples(index=False)]
     more = f"; and {len(swaps) - limit} more pair(s)" if len(swaps) > limit else ""
     return (f"The tie policy decides the order of {len(swaps)} pair(s) on {agg} — "
             + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")

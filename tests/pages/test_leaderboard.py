@@ -171,3 +171,39 @@ def test_rows_left_out_at_load_are_visible(open_url, synthetic_dir, tmp_path):
     assert f"{len(warnings)} group(s) of rows left out" in expanders
     shown = " ".join(c.value for c in at.sidebar.caption)
     assert "task\\_scores\\_bad.parquet" in shown or "task_scores_bad.parquet" in shown
+
+
+def test_borda_order_says_so_and_shows_the_points_it_orders_by(open_url):
+    """Rank by "Borda count" orders the rows only (ranks stay G's): the Borda column is shown without the
+    "Show Borda count" toggle, the rows follow it, and no label says the order is G's."""
+    at = open_url(SHIPPED, params={**POOLED, "sort": "borda"})
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert "borda" in table.columns
+    assert table["borda"].tolist() == sorted(table["borda"].tolist(), reverse=True)
+    assert table["G"].tolist() != sorted(table["G"].tolist(), reverse=True), "the fixture must tell the orders apart"
+    assert any("rows in **Borda count** order" in c and "Rank column stays G's" in c for c in texts(at, "caption"))
+    labels = [m.label for m in at.metric]
+    assert "G of the Borda leader" in labels and "Top G" not in labels
+    assert f"Borda leader: **{table['system'].iloc[0]}**" in texts(at, "markdown")
+    assert any(h.value.startswith("First ") and "by Borda count" in h.value for h in at.subheader)
+    at.radio(key="sort").set_value("g").run()
+    assert "borda" not in at.dataframe[0].value.columns
+    assert "Top G" in [m.label for m in at.metric]
+
+
+def test_the_size_chart_accounts_for_every_ranked_system(open_url):
+    """Each ranked system is either a point of "Performance vs model size" or named under it: the shipped pooled
+    board has baselines with 0 parameters (no place on a log axis) and systems of unknown size."""
+    import json
+
+    at = open_url(SHIPPED, params={**POOLED, "chart": "size"})
+    assert_clean(at)
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    plotted = set(figure["data"][0]["text"])
+    said = " ".join(c for c in texts(at, "caption") if c.startswith("Not plotted"))
+    ranked = at.dataframe[0].value["system"].tolist()
+    missing = [s for s in ranked if s not in plotted and s not in said]
+    assert not missing, missing
+    assert "no parameters (a log axis has no 0): " in said and "tiebreak-run/constant" in said
+    assert "size unknown: " in said and "tiebreak-run/bm25s" in said

@@ -5,6 +5,7 @@ import itertools
 import math
 
 import pandas as pd
+import pytest
 
 from ui import board as boards
 
@@ -66,3 +67,14 @@ def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
         assert boards.pointer_for(snap, cond, board) == expected  # remembered
         pointers.add(expected)
     assert len(pointers) >= 2 and any(p.cond is not None for p in pointers)
+
+
+@pytest.mark.parametrize("x, y, want", [
+    (0.5, 0.25, "0.5000 vs 0.2500"),
+    (0.002615, 0.002581, "0.00262 vs 0.00258"),  # equal at 4 decimals: one more
+    (0.1234567, 0.1234561, "0.123457 vs 0.123456"),
+    (0.3, 0.3, "0.3000 vs 0.3000"),  # equal values stay at 4
+    (1e-12, 0.0, "0.00000000 vs 0.00000000"),  # at most 8: beyond that, the notice's numbers are not the point
+])
+def test_a_pair_prints_apart_when_it_differs(x, y, want):
+    assert boards.apart(x, y) == want
