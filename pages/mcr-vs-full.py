@@ -56,8 +56,8 @@ def render() -> None:
     cols[0].metric("Systems with both", f"{len(gap.per_system)}")
     cols[1].metric("System × task points", f"{len(per_task)}")
     cols[2].metric("Tasks", f"{per_task['task'].nunique()}")
-    label_a = f"{sidebar.SETTING_LABELS.get(full_setting, full_setting)} ({full_metric})"
-    label_b = f"MCR ({mcr_metric})"
+    label_a = f"{sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric}"  # the label may hold ( )
+    label_b = f"MCR: {mcr_metric}"
 
     def scatter():
         # a symbol as well as a colour per task: more tasks than clearly distinct colours

@@ -67,7 +67,9 @@ def _tie_summary(view: sidebar.View) -> None:
     st.markdown("Each panel is one system across every precision it was run or stored at: the **expected** score "
                 "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
                 "reports (✕), and the **share of queries whose score depends on tie-breaking** (grey bars, right "
-                "axis). Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers.")
+                "axis). Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers. Each panel's "
+                "score axis is scaled to that system (never below 0): read a panel's steps against its own ticks, "
+                "not against its neighbours'.")
     _profile(summary, precisions, view.cond.metric,
              key=None if view.data.overlay else ("ties-profile", view.data, view.cond, view.systems, task))
 
@@ -133,7 +135,7 @@ def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go
     layout = dict(
         xaxis=dict(anchor="y", domain=[0.0, 0.94], type="category", categoryorder="array", categoryarray=own),
         yaxis=dict(anchor="x", domain=[0.0, 1.0], range=[0, 1], tickformat=".0%", showgrid=False, side="right"),
-        yaxis2=dict(anchor="x", overlaying="y", side="left"),
+        yaxis2=dict(anchor="x", overlaying="y", side="left", rangemode="nonnegative"),  # no score below 0
         title=dict(text=system.split("/", 1)[-1], font=dict(size=13), x=0, xanchor="left"),  # toolbar: right
         height=260, margin=dict(l=10, r=10, t=36, b=10), bargap=0.3, showlegend=False, meta="precision-profile")
     return go.Figure(data=[bars, expected, oblivious], layout=layout)

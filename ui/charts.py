@@ -140,7 +140,8 @@ def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
     """A forest chart as plain HTML and CSS: one row per ``label``, each band a bar from its ``lo`` to ``hi``
     (thicker first, drawn under thinner ones), the ``point`` a dot; a band cut at the chart's end
     (:func:`forest_domain`) ends in an arrow. Hovering a row shows its values (``notes`` adds a line). The
-    legend and the axis sit below the rows; names stack above their bars on a narrow screen.
+    legend (the bands drawn, then the point) and the axis sit below the rows; names stack above their bars on a
+    narrow screen.
 
     No script and no plotting library: it costs the browser nothing beyond the page itself (a plotly chart
     loads a 3.5 MB bundle and adds ~0.1 s to every rerun, bench/bench_app.py). Only coordinates are computed
@@ -151,7 +152,7 @@ def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
     def pos(value: float) -> float:
         return min(max((value - low) / span * 100.0, 0.0), 100.0)
 
-    rows = []
+    rows, drawn = [], set()
     for i, (_, row) in enumerate(frame.iterrows()):
         name = html.escape(str(row[label]))
         parts, tip = [], [f"{row[label]}: {x_title} {row[point]:.4f}"]
@@ -165,6 +166,7 @@ def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
                          f'height:{band.thickness}px;margin-top:-{band.thickness / 2:.1f}px;'
                          f'background:{band.colour}"></span>')
             tip.append(f"{band.name}: {lo:.4f} – {hi:.4f}")
+            drawn.add(band.name)
         if notes is not None and isinstance(notes.iloc[i], str) and notes.iloc[i]:
             tip.append(notes.iloc[i])
         parts.append(f'<span class="tb-dot" style="left:{pos(row[point]):.2f}%"></span>')
@@ -173,7 +175,7 @@ def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
     ticks = "".join(f'<span class="tb-tick" style="left:{pos(t):.2f}%">{t:g}</span>'
                     for t in nice_ticks(low, high))
     legend = "".join(f'<span class="tb-key"><span style="background:{b.colour};height:{b.thickness}px"></span>'
-                     f"{html.escape(b.name)}</span>" for b in bands)
+                     f"{html.escape(b.name)}</span>" for b in bands if b.name in drawn)  # no key without a bar
     legend += f'<span class="tb-key"><span class="tb-key-dot"></span>{html.escape(x_title)}</span>'
     return (f"<style>{_FOREST_CSS}</style>"
             f'<div class="tb-forest" role="img" aria-label="{html.escape(aria_label, quote=True)}">'

@@ -52,7 +52,7 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
     if diff_only:
         table = table[table["differs"]]
     table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
-    config = {"qid": "Query id", "query": st.column_config.TextColumn("Query", width="large"),
+    config = {"qid": "Query id", "query": st.column_config.TextColumn("Query", width="medium"),
               "spread": tables.number("Spread", help=f"max − min of the {value} values across the systems")}
     for system in systems:
         config[system] = tables.number(f"{system} ({value})")

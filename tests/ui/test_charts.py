@@ -32,6 +32,21 @@ def test_positions_are_shares_of_the_axis_and_a_far_band_is_cut():
     assert html.index('class="tb-legend"') > html.rindex('class="tb-row"'), "the legend is below the rows"
 
 
+def test_the_legend_keys_only_the_bands_drawn():
+    """Task-level scores only (the landing's rows): dots and no bars, so no key for a bar nobody sees."""
+    def legend(frame):
+        html = charts.forest_html(frame, "s", "G", BANDS, "G")
+        return html[html.index('class="tb-legend"'):]
+
+    frame = _frame()
+    assert "95% bootstrap interval" in legend(frame) and "tie range" in legend(frame)
+    ties_only = frame.assign(lo=np.nan, hi=np.nan)
+    assert "95% bootstrap interval" not in legend(ties_only) and "tie range" in legend(ties_only)
+    bare = ties_only.assign(mn=np.nan, mx=np.nan)
+    assert "class=\"tb-seg" not in charts.forest_html(bare, "s", "G", BANDS, "G")
+    assert "interval" not in legend(bare) and "tie range" not in legend(bare) and "tb-key-dot" in legend(bare)
+
+
 @given(st.floats(-5, 5), st.floats(0.001, 10))
 def test_ticks_are_round_and_inside_the_range(lo, width):
     ticks = charts.nice_ticks(lo, lo + width)

@@ -36,7 +36,7 @@ def _reference(rows, system, precisions, metric):
                              marker=dict(symbol="x", size=8, color="#dc2626"),
                              hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>"), secondary_y=True)
     fig.update_yaxes(range=[0, 1], tickformat=".0%", showgrid=False, side="right", secondary_y=False)
-    fig.update_yaxes(side="left", secondary_y=True)
+    fig.update_yaxes(side="left", rangemode="nonnegative", secondary_y=True)  # scores: no axis below 0
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=own)
     fig.update_layout(title=dict(text=system.split("/", 1)[-1], font_size=13, x=0, xanchor="left"),
                       height=260, margin=dict(l=10, r=10, t=36, b=10), bargap=0.3, showlegend=False,
@@ -54,3 +54,4 @@ def test_the_written_out_figure_is_the_make_subplots_figure():
     ours, reference = (json.loads(pio.to_json(f(*args))) for f in (_page_function(), _reference))
     assert ours == reference
     assert ours["layout"]["yaxis2"]["overlaying"] == "y" and ours["data"][1]["yaxis"] == "y2"
+    assert ours["layout"]["yaxis2"]["rangemode"] == "nonnegative", "a constant scorer's panel started at -0.087"
