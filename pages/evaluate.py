@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, hints, state, upload
+from ui import data, hints, sidebar, state, upload
 from ui.navigation import PAGES_DIR
 
 TITLE = "Evaluate your run"
@@ -43,6 +43,10 @@ def render() -> None:
                           format_func=SETTINGS.get, horizontal=True,
                           help="MCR: rank each query's own few candidates. Full (pooled): rank the task's whole "
                                "pool of documents for every query.")
+    if view.cond.setting not in settings:  # the sidebar's Full retrieval: a whole corpus, not shipped as inputs
+        st.caption(f"The sidebar's setting, {sidebar.SETTING_LABELS.get(view.cond.setting, view.cond.setting)}, is "
+                   "not offered here: a run is scored over the inputs shipped for a task — each query's own "
+                   "candidates (MCR) or the task's pooled candidates.")
     _inputs_download(view.data_dir, benchmark, setting)
     st.subheader("2 · Upload your run")
     _upload_form(view, benchmark, setting)

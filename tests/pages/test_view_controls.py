@@ -207,3 +207,15 @@ def test_rank_flips_offers_only_precisions_two_systems_share(open_url):
     assert "Not offered: q4" in box.help
     at = open_url(SHIPPED, "rank-flips.py", {"flip_a": "q4"})  # a link naming it: no refusal notice, a default
     assert at.selectbox(key="flip_a").value.startswith("fp32")
+
+
+def test_evaluate_says_when_the_sidebars_setting_is_not_offered(open_url):
+    """Uploads are scored over MCR or pooled candidates: opened under the sidebar's Full retrieval, the page's
+    own Setting shows MCR and one line says why it differs from the sidebar."""
+    at = open_url(SHIPPED, "evaluate.py", {"setting": "full"})
+    assert not at.exception
+    assert at.radio(key="ev_setting").value == "mcr"
+    assert any(c.startswith("The sidebar's setting, Full retrieval, is not offered here") for c in texts(at, "caption"))
+    at = open_url(SHIPPED, "evaluate.py", {"setting": "full-pooled"})
+    assert at.radio(key="ev_setting").value == "full-pooled"
+    assert not any(c.startswith("The sidebar's setting") for c in texts(at, "caption"))
