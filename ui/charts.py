@@ -204,7 +204,8 @@ _FOREST_CSS = """
 .tb-key{display:inline-flex;align-items:center;gap:0.35rem}
 .tb-key>span{display:inline-block;width:1.4rem;border-radius:2px}
 .tb-key>span.tb-key-dot{width:0.6rem;height:0.6rem;border-radius:50%;background:#1f2937}
-@media (max-width:640px){.tb-row{flex-direction:column;align-items:stretch;gap:0}
+@media (max-width:640px){.tb-row{flex-direction:column;align-items:stretch;gap:0;padding:0.15rem 0 0.3rem;
+ border-bottom:1px solid #e2e8f0}.tb-axis,.tb-row:has(.tb-caption){border-bottom:none}
  .tb-name{flex:none;text-align:left}.tb-axis .tb-name,.tb-row>.tb-name:empty{display:none}}
 """
 
