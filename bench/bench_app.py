@@ -40,6 +40,8 @@ intermediate mark: health.
         # only "start → rendered, first visit", the apps (and the floor) alternating, 7 rounds
     python bench/bench_app.py --skip-large --changes 4 --compare-app bare=/tmp/bare/app.py
         # only the control changes (first and cached), the apps (and the floor) alternating, 4 rounds
+    python bench/bench_app.py --skip-large --changes 3 --floor-elements 20,40,60
+        # and copies of the floor with 20, 40, 60 more captions: what one element costs a change
 
 The servers use the store's on-disk caches as they are (``$TIEBREAK_CACHE``, evalcore/disk_cache.py): after
 one earlier start on the same files they read the per-file sums, resample counts and Leaderboard intervals
@@ -191,7 +193,7 @@ def _cold_start(context, data_dir: Path, log_path: Path, port: int | None = None
     page = context.new_page()
     started = time.perf_counter()
     proc, base = start_server(data_dir, log_path, port, app=app, env=env,
-                              cwd=ROOT if app.parent == ROOT / "bench" else app.parent)
+                              cwd=ROOT if app.name == FLOOR_APP.name else app.parent)
     healthy = time.perf_counter() - started
     try:
         page.goto(base + "/")
@@ -369,7 +371,7 @@ def alternate_changes(apps: list[tuple[str, Path]], data_dir: Path, rounds: int,
     setting, precisions = precisions_of(data_dir)
     times: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _ in apps}
     for label, app, page, _ in _alternating_starts(apps, data_dir, rounds, log_dir, "changes"):
-        cold, cached = (_precision_changes(page, "full", floor_precisions(), 3) if app == FLOOR_APP
+        cold, cached = (_precision_changes(page, "full", floor_precisions(), 3) if app.name == FLOOR_APP.name
                         else _precision_changes(page, setting, precisions, 3))
         times[label][0].extend(cold)
         times[label][1].extend(cached)
@@ -381,6 +383,19 @@ def alternate_changes(apps: list[tuple[str, Path]], data_dir: Path, rounds: int,
               f"{statistics.median(cached):.3f} ({len(cached)}) | {statistics.median(cached) / floor_cached:.2f}× |")
     print(_load_line(rounds, data_dir, f" (setting {setting})"))
     return 0
+
+
+def floor_with_elements(count: int, folder: Path) -> Path:
+    """A copy of the floor app (in ``folder``/floor-plus-COUNT/) that draws ``count`` more elements below its
+    table: captions of a typical length whose text does not change with the precision, as most of a page's
+    elements do not. Timed beside the floor, its changes show what one more element costs a change on this
+    machine, whatever the app computes."""
+    target = folder / f"floor-plus-{count}" / FLOOR_APP.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(FLOOR_APP.read_text() + (
+        f"for line in range({count}):  # added by bench_app.floor_with_elements\n"
+        "    st.caption(f\"Line {line + 1}: an unchanged caption of about the length of a dashboard's notes.\")\n"))
+    return target
 
 
 def _labelled(spec: str) -> tuple[str, Path]:
@@ -439,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changes", type=int, default=0, metavar="ROUNDS",
                         help="only time control changes (first and cached), every app on a new server once per "
                              "round, alternating")
+    parser.add_argument("--floor-elements", default="", metavar="N,N,...",
+                        help="with --changes or --first-visits: also time copies of the floor drawing N more "
+                             "(unchanging) captions each, e.g. 20,40,60: what each element of a page costs")
     parser.add_argument("--compare-app", action="append", default=[], metavar="LABEL=PATH",
                         help="also measure another checkout's app.py (repeatable), e.g. before=/tmp/before/app.py")
     args = parser.parse_args(argv)
@@ -460,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = ROOT / "bench" / "out"
     log_dir.mkdir(parents=True, exist_ok=True)
     compiled = compile_app_modules([app.parent for _, app in apps])
+    if args.floor_elements and (args.first_visits or args.changes):
+        apps += [(f"floor+{n}", floor_with_elements(int(n), log_dir)) for n in args.floor_elements.split(",")]
     if args.first_visits:
         return alternate_first_visits(apps + [("floor", FLOOR_APP)], dirs[0], args.first_visits, log_dir)
     if args.changes:
