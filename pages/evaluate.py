@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, hints, sidebar, state, upload
+from ui import data, hints, sidebar, state, upload, words
 from ui.navigation import PAGES_DIR
 
 TITLE = "Evaluate your run"
@@ -152,8 +152,8 @@ def _upload_form(view, benchmark: str, setting: str) -> None:
 def _wait_text() -> str:
     queued = upload.waiting()
     return ("Evaluating your run…" if not queued else
-            f"Evaluating your run… ({queued} other evaluation(s) are waiting for this server's "
-            f"{upload.LIMITS.slots} slot(s))")
+            f"Evaluating your run… ({words.counted(queued, 'other evaluation')} "
+            f"{'is' if queued == 1 else 'are'} waiting for this server's {words.counted(upload.LIMITS.slots, 'slot')})")
 
 
 def _condition(held: upload.Candidate) -> Condition:

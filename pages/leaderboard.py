@@ -6,7 +6,7 @@ import html
 import streamlit as st
 
 from ui import board as boards
-from ui import charts, data, glossary, hints, sidebar, state, tables, upload
+from ui import charts, data, glossary, hints, sidebar, state, tables, upload, words
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, and **R2MED "
@@ -117,7 +117,8 @@ def _notices(board, view, kinds) -> None:
                    "factor is zero.")
     left_out = data.load_warnings(view.data)
     if left_out:
-        st.caption(f":material/warning: {len(left_out)} group(s) of rows were left out when the data was loaded "
+        st.caption(f":material/warning: {words.counted(len(left_out), 'group')} of rows "
+                   f"{'was' if len(left_out) == 1 else 'were'} left out when the data was loaded "
                    "(bad or repeated values): see “rows left out” at the bottom of the sidebar.")
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, coverage_gaps, data, glossary, hints, sidebar, state, tables
+from ui import charts, coverage_gaps, data, glossary, hints, sidebar, state, tables, words
 
 TITLE = "Rank flips"
 PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"), ("fp32", "int8"), ("fp32", "binary"))
@@ -68,7 +68,8 @@ def render() -> None:
             hints.ingest_hint(view, precision=prec_b))
         return
     cols = st.columns(4)
-    cols[0].metric("Systems", f"{len(ranks)}", help=f"Ranked under both precisions over {len(flips.tasks)} task(s).")
+    cols[0].metric("Systems", f"{len(ranks)}",
+                   help=f"Ranked under both precisions over {words.counted(len(flips.tasks), 'task')}.")
     cols[1].metric("Kendall τ-b", f"{flips.kendall_tau_b:.3f}", help="Agreement of the two orders (1 = identical).")
     cols[2].metric("Flipped pairs", f"{len(flips.flipped_pairs)}")
     cols[3].metric("Overlapping pairs", f"{len(flips.overlapping_pairs)}",
@@ -113,7 +114,7 @@ def _rankable_tasks(view: sidebar.View, prec_a: str, prec_b: str) -> list[str]:
 def _fewer_than_two(found: int, prec_a: str, prec_b: str, n_tasks: int) -> str:
     """'Only one system has …' / 'No system has …' (issue 18: '(1 do …)' was ungrammatical)."""
     who = {0: "No system has", 1: "Only one system has"}[found]
-    return f"{who} complete results under both {prec_a} and {prec_b} ({n_tasks} shared task(s))."
+    return f"{who} complete results under both {prec_a} and {prec_b} ({words.counted(n_tasks, 'shared task')})."
 
 
 def _set_pair(a: str, b: str) -> None:

@@ -47,6 +47,6 @@ def test_a_repeatable_key_keeps_up_to_its_limit_of_values(count, kept):
 
 def test_unknown_keys_are_named_and_unreadable_ones_counted():
     _, notices = state.screen_query_params({"zzz": ["1"], "bench": ["rar-b"]})
-    assert notices == ["Ignored 1 unknown URL parameter(s): `zzz`."]
+    assert notices == ["Ignored 1 unknown URL parameter: `zzz`."]
     _, notices = state.screen_query_params({"zzz": ["1"], "<b>": ["2"]})
-    assert notices == ["Ignored 2 unknown URL parameter(s): `zzz`, 1 unreadable."]
+    assert notices == ["Ignored 2 unknown URL parameters: `zzz`, 1 unreadable."]

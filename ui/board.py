@@ -13,7 +13,7 @@ import streamlit as st
 
 from evalcore.aggregate import AGGREGATES, official_aggregate
 from evalcore.store import Condition, Leaderboard
-from ui import data, glossary, state, tables
+from ui import data, glossary, state, tables, words
 from ui.sidebar import INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
@@ -311,8 +311,8 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
     agg = board.ranked_by
     pairs = [f"**{a}** ahead of **{b}** by `{board.tie_policy}` ({apart(v1, v2)}) but behind by expected "
              f"value ({apart(e1, e2)})" for a, b, v1, v2, e1, e2 in swaps.head(limit).itertuples(index=False)]
-    more = f"; and {len(swaps) - limit} more pair(s)" if len(swaps) > limit else ""
-    return (f"The tie policy decides the order of {len(swaps)} pair(s) on {agg} — "
+    more = f"; and {words.counted(len(swaps) - limit, 'more pair')}" if len(swaps) > limit else ""
+    return (f"The tie policy decides the order of {words.counted(len(swaps), 'pair')} on {agg} — "
             + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")
 
 

@@ -107,7 +107,7 @@ def _glossary() -> None:
 def _finish(notices_box, drawn, page) -> None:
     """Write the view's state back to the URL; show the notices, the share link, the snapshot download and the
     skipped files."""
-    from ui import data, hints, recorder, sidebar, state
+    from ui import data, hints, recorder, sidebar, state, words
 
     params = state.end_run()
     messages = state.notices()
@@ -127,8 +127,8 @@ def _finish(notices_box, drawn, page) -> None:
     except Exception:  # the store could not open the folder: the page has said so
         skipped, left_out = [], []
     recorder.download_button(drawn, page.title, page.url_path, params, state.share_url(params, url), data_dir)
-    for items, title, text in ((skipped, f"{len(skipped)} data file(s) skipped", "reason"),
-                               (left_out, f"{len(left_out)} group(s) of rows left out", "message")):
+    for items, title, text in ((skipped, f"{words.counted(len(skipped), 'data file')} skipped", "reason"),
+                               (left_out, f"{words.counted(len(left_out), 'group')} of rows left out", "message")):
         if items:
             with st.sidebar.expander(title):
                 for item in items:

@@ -26,7 +26,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, glossary, state
+from ui import data, glossary, state, words
 
 SETTING_LABELS = {"full": "Full retrieval", "full-pooled": "Full (pooled candidates)", "mcr": "Multiple choice (MCR)"}
 INSTRUCTION_CHOICES = {"any": None, "without": False, "with": True}
@@ -564,7 +564,7 @@ def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[
         f"open weights: {open_w}" if open_w != "any" else "",
         f"uses instructions: {itune}" if itune != "any" else "",
     ) if p]
-    return names, f"Filtered to {len(names)} system(s): " + "; ".join(parts) + "."
+    return names, f"Filtered to {words.counted(len(names), 'system')}: " + "; ".join(parts) + "."
 
 
 def share_box(params: dict, base_url: str | None) -> None:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ui import words
+
 GENERATOR = "tiebreak"
 
 
@@ -373,7 +375,7 @@ def build(snapshot: Snapshot) -> str:
                            f"{script_json(layout)},{{\"responsive\":true,\"displaylogo\":false}});")
     flush_metrics()
     body.append(f"<footer>Snapshot of a tiebreak dashboard view: a static copy, it does not update. "
-                f"{figures} interactive chart(s).</footer>")
+                f"{words.counted(figures, 'interactive chart')}.</footer>")
 
     inline = ([plotly_script()] if figures else []) + scripts
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in inline)

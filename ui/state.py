@@ -19,6 +19,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from ui import words
+
 MAX_VALUE_CHARS = 200
 MAX_VALUES_PER_KEY = 8
 MAX_KEYS = 40
@@ -122,7 +124,7 @@ def screen_query_params(raw: Mapping[str, Sequence[str]]) -> tuple[dict[str, lis
         shown = [f"`{k}`" for k in unknown if _PRINTABLE_KEY.fullmatch(k)][:5]
         hidden = len(unknown) - len(shown)
         names = ", ".join(shown + ([f"{hidden} unreadable"] if hidden else []))
-        notices.append(f"Ignored {len(unknown)} unknown URL parameter(s): {names}.")
+        notices.append(f"Ignored {words.counted(len(unknown), 'unknown URL parameter')}: {names}.")
     return accepted, notices
 
 
@@ -318,7 +320,9 @@ def multiselect(
     if wanted is not None:
         valid = [v for v in dict.fromkeys(wanted) if v in options]
         if len(valid) < len(wanted):
-            notice(f"`{key}`: {len(wanted) - len(valid)} value(s) in the URL are not available here; ignored.")
+            dropped = len(wanted) - len(valid)
+            notice(f"`{key}`: {words.counted(dropped, 'value')} in the URL {'is' if dropped == 1 else 'are'} not "
+                   "available here; ignored.")
         if max_selections and len(valid) > max_selections:
             notice(f"`{key}`: at most {max_selections} values; kept the first {max_selections}.")
             valid = valid[:max_selections]

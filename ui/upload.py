@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ui import words
+
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
 SUFFIX = " (your run)"
@@ -73,7 +75,8 @@ class Limits:
     def sentence(self) -> str:
         return (f"Limits: {self.upload_mb} MB per file, {self.files} files, {self.rows:,} run rows "
                 f"(one run per browser session: a new upload replaces it), {self.seconds} s of evaluation; "
-                f"{self.slots} evaluation(s) run at once on this server, others wait their turn.")
+                f"{words.counted(self.slots, 'evaluation')} {'runs' if self.slots == 1 else 'run'} at once on "
+                "this server, others wait their turn.")
 
 
 LIMITS = Limits()

@@ -166,9 +166,11 @@ def test_rows_left_out_at_load_are_visible(open_url, synthetic_dir, tmp_path):
     assert warnings, "the store left rows out"
     at = open_url(folder)
     assert_clean(at)
-    assert any(f"{len(warnings)} group(s) of rows were left out" in c for c in texts(at, "caption"))
+    n = len(warnings)
+    said = "1 group of rows was" if n == 1 else f"{n} groups of rows were"
+    assert any(f"{said} left out" in c for c in texts(at, "caption"))
     expanders = [e.label for e in at.sidebar.expander]
-    assert f"{len(warnings)} group(s) of rows left out" in expanders
+    assert ("1 group of rows left out" if n == 1 else f"{n} groups of rows left out") in expanders
     shown = " ".join(c.value for c in at.sidebar.caption)
     assert "task\\_scores\\_bad.parquet" in shown or "task_scores_bad.parquet" in shown
 

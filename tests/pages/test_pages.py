@@ -116,7 +116,7 @@ def test_filters_restrict_the_leaderboard(open_url, synthetic_dir):
     assert_clean(at)
     assert {m.label: m.value for m in at.metric}["Systems ranked"] == "2"
     assert set(at.dataframe[0].value["system"]) == {"e5-small", "e5-large-instruct"}
-    assert any("Filtered to 2 system(s)" in c for c in texts(at, "caption"))
+    assert any("Filtered to 2 systems" in c for c in texts(at, "caption"))
 
 
 def test_filters_that_exclude_everything_say_so(open_url, synthetic_dir):

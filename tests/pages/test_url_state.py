@@ -82,7 +82,7 @@ def test_unknown_and_repeated_keys_are_dropped_with_a_notice(open_url, synthetic
     assert not at.exception
     warnings = " ".join(texts(at, "warning"))
     assert "`bench` was given 2 times" in warnings
-    assert "Ignored 2 unknown URL parameter(s): `evil`, 1 unreadable" in warnings
+    assert "Ignored 2 unknown URL parameters: `evil`, 1 unreadable" in warnings
     assert "<img" not in warnings
     assert at.query_params["prec"] == "bf16"  # the valid rest still applies
     assert "evil" not in at.query_params

@@ -1,0 +1,9 @@
+"""Words for numbers shown to a visitor: "1 pair", "3 pairs" — never "1 pair(s)"."""
+from __future__ import annotations
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun`` in agreement: ``counted(1, "pair")`` → "1 pair", ``counted(2, "pair")`` → "2 pairs";
+    ``plural`` for a noun whose plural is not ``noun + "s"``; the number is printed with thousands separators.
+    Only the first word of a phrase takes the plural: ``counted(2, "group", "groups")`` + " of rows"."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
