@@ -234,8 +234,9 @@ def latex_rows(board: Leaderboard) -> pd.DataFrame:
 # -------------------------------------------------------------------------------------------- lines
 @dataclass(frozen=True)
 class Pointer:
-    """Where the per-query results of a benchmark are: how many systems have them, whether the shown board is
-    such a condition, and a condition that has them with its link (URL query) and its words."""
+    """Where the per-query results of a benchmark are: a condition that has them (``cond``, with its link (URL
+    query) and its words), how many systems have per-query results under it (``n_systems``: the systems the
+    link shows with intervals), and whether the shown board is such a condition."""
 
     n_systems: int
     here: bool
@@ -263,8 +264,8 @@ def _remembered_pointer(snapshot: data.Snapshot, cond: Condition, here: bool) ->
 
 
 def per_query_pointer(coverage: pd.DataFrame, cond: Condition, board: Leaderboard) -> Pointer:
-    """How many systems of ``cond``'s benchmark have per-query results, and the condition nearest to ``cond``
-    that has them (same metric if it can, else ndcg@10 / p@1; fp32; docid-desc; instructions as published)."""
+    """The condition nearest to ``cond`` with per-query results (same metric if it can, else ndcg@10 / p@1;
+    fp32; docid-desc; instructions as published) and how many systems have them under it."""
     here = bool(board.ranked["has_query_data"].any()) if len(board.ranked) else False
     return _pointer(coverage, cond, here)
 
@@ -273,7 +274,6 @@ def _pointer(coverage: pd.DataFrame, cond: Condition, here: bool) -> Pointer:
     if coverage is None or coverage.empty:
         return Pointer(0, here)
     rows = coverage[(coverage["benchmark"] == cond.benchmark) & (coverage["n_query_tasks"] > 0)]
-    n_systems = int(rows["system"].nunique())
     if rows.empty:
         return Pointer(0, here)
     rank = rows.assign(
@@ -284,6 +284,9 @@ def _pointer(coverage: pd.DataFrame, cond: Condition, here: bool) -> Pointer:
         _systems=-rows.groupby(["setting", "metric", "precision", "tie_policy"])["system"].transform("nunique"),
     ).sort_values(["_setting", "_metric", "_precision", "_ties", "_systems"], kind="stable")
     best = rank.iloc[0]
+    linked = rank[(rank["setting"] == best["setting"]) & (rank["metric"] == best["metric"])
+                  & (rank["precision"] == best["precision"]) & (rank["tie_policy"] == best["tie_policy"])]
+    n_systems = int(linked["system"].nunique())  # what the link shows, not every condition's systems (9 vs 8)
     target = Condition(cond.benchmark, best["metric"], best["setting"], None, best["precision"], best["tie_policy"])
     instr = next(k for k, v in INSTRUCTION_CHOICES.items() if v is None)
     url = state.share_url({"bench": target.benchmark, "setting": target.setting, "metric": target.metric,

@@ -78,3 +78,21 @@ def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
 ])
 def test_a_pair_prints_apart_when_it_differs(x, y, want):
     assert boards.apart(x, y) == want
+
+
+def test_the_pointer_counts_the_systems_its_link_shows(fresh_answers):
+    """"N systems have per-query results … show them": N is what the linked board shows with per-query results
+    (the landing said 9, counting every condition of RAR-b, and its link showed 8)."""
+    from pathlib import Path
+
+    from evalcore.store import Condition
+    from ui import data
+
+    snap = data.snapshot(Path(__file__).resolve().parents[2] / "data")
+    for cond in (Condition("rar-b", instruction=None), Condition("r2med", instruction=None)):
+        pointer = boards.per_query_pointer(data.coverage(snap), cond, data.leaderboard(snap, cond, bootstrap=0))
+        if pointer.cond is None:
+            continue
+        linked = data.leaderboard(snap, pointer.cond, bootstrap=0)
+        shown = int(linked.ranked["has_query_data"].sum()) + len(linked.incomplete)
+        assert pointer.n_systems == int(linked.ranked["has_query_data"].sum()) == shown, (cond, pointer)
