@@ -1,6 +1,6 @@
 """The per-query drill-down: two to four systems on one task, query by query — the query's text, each system's
-tie-aware value with its [min, max] and whether a tie decided it — and one query in full: its text, its
-instruction, the candidates' texts with the relevant one marked, and every system's numbers on it.
+tie-aware value with its [min, max] and whether its score depends on ties (min < max) — and one query in full:
+its text, its instruction, the candidates' texts with the relevant one marked, and every system's numbers on it.
 
 Compare (``pages/compare.py``) draws it for systems of the data folder; an upload view can draw it for a
 candidate run beside them (issue 20): everything it needs comes in as arguments (the per-query rows of
@@ -27,14 +27,23 @@ def snippets(flat: pd.Series, limit: int = SNIPPET) -> pd.Series:
     return flat.where(flat.str.len() <= limit, flat.str.slice(0, limit - 1) + "…")
 
 
+def tie_dependent(rows: pd.DataFrame) -> pd.Series:
+    """Whether each row's score depends on how its tied documents are ordered: ``max > min``. Not
+    ``tied_at_cutoff``: a tie inside the top k moves nDCG without straddling the cutoff, and a tie straddling
+    it among equally relevant documents moves nothing."""
+    return rows["max"] - rows["min"] > 1e-12
+
+
 def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, value: str,
                 diff_only: bool, task: str) -> pd.DataFrame:
-    """One row per query: its text, each system's ``value`` with its [min, max] and tie status, the spread
-    across the systems; only queries where they differ when ``diff_only``. Returns the table shown."""
+    """One row per query: its text, each system's ``value`` with its [min, max] and whether ties decide it,
+    the spread across the systems; only queries where they differ when ``diff_only``. Returns the table
+    shown."""
     wide = rows.pivot(index="qid", columns="system", values=value).reindex(columns=list(systems))
     low = rows.pivot(index="qid", columns="system", values="min").reindex(columns=list(systems))
     high = rows.pivot(index="qid", columns="system", values="max").reindex(columns=list(systems))
-    tied = rows.pivot(index="qid", columns="system", values="tied_at_cutoff").reindex(columns=list(systems))
+    tied = rows.assign(_dependent=tie_dependent(rows)).pivot(index="qid", columns="system", values="_dependent") \
+        .reindex(columns=list(systems))
     per_qid = rows.groupby("qid")[["spread", "differs"]].first()
     table = pd.DataFrame(index=wide.index)
     if texts is not None:
@@ -42,13 +51,13 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
     for system in systems:
         table[system] = wide[system]
         table[f"{system} [min, max]"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(low[system], high[system])]
-        table[f"{system} tied"] = tied[system].astype(bool)
+        table[f"{system} ties decide"] = tied[system].fillna(False).astype(bool)
     table = table.join(per_qid).reset_index()
     differing = int(per_qid["differs"].sum())
     st.markdown(f"**{differing} of {len(per_qid)}** queries of {hints.safe_text(task)} score differently across these "
-                f"systems ({VALUE_LABELS[value]} values). *Tied* means the system had a tie straddling the metric's "
-                "cutoff on that query: its reported score there was decided by tie-breaking, anywhere in "
-                "[min, max].")
+                f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query depends on "
+                "how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one value of "
+                "[min, max], picked by its tie policy.")
     if diff_only:
         table = table[table["differs"]]
     table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
@@ -58,7 +67,8 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
         config[system] = tables.number(f"{system} ({value})")
         config[f"{system} [min, max]"] = st.column_config.TextColumn(f"{system} [min, max]",
                                                                      help=glossary.tip("tie-range"))
-        config[f"{system} tied"] = st.column_config.CheckboxColumn(f"{system} tied", help=glossary.tip("tied-at-cutoff"))
+        config[f"{system} ties decide"] = st.column_config.CheckboxColumn(f"{system} ties decide",
+                                                                          help=glossary.tip("tie-dependent"))
     st.dataframe(table, hide_index=True, width="stretch", column_config=config,
                  height=min(420, 36 * len(table) + 40))
     return table
@@ -83,11 +93,16 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
         if record.get("instruction"):
             st.caption(f"Instruction (prefixed in runs “with instruction”): {hints.safe_text(record['instruction'])}")
     numbers = rows[rows["qid"] == qid].set_index("system").reindex(list(systems)).reset_index()
-    st.dataframe(numbers[["system", "oblivious", "expected", "min", "max", "tied_at_cutoff", "n_candidates"]],
+    numbers["tie_dependent"] = tie_dependent(numbers)
+    st.dataframe(numbers[["system", "oblivious", "expected", "min", "max", "tie_dependent", "tied_at_cutoff",
+                          "n_candidates"]],
                  hide_index=True, width="stretch", column_config={
                      "system": "System", "oblivious": tables.number("Oblivious"),
                      "expected": tables.number("Expected"), "min": tables.number("Min"), "max": tables.number("Max"),
-                     "tied_at_cutoff": st.column_config.CheckboxColumn("Tied at cutoff"),
+                     "tie_dependent": st.column_config.CheckboxColumn("Ties decide", help=glossary.tip(
+                         "tie-dependent")),
+                     "tied_at_cutoff": st.column_config.CheckboxColumn("Tied at cutoff", help=glossary.tip(
+                         "tied-at-cutoff")),
                      "n_candidates": tables.number("Documents ranked", 0, help=(
                          "Candidates of this query (MCR), or the documents evaluated from the pool: the top 100 "
                          "and every document tied with the 100th."))})

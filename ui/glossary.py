@@ -61,6 +61,10 @@ _ENTRIES = (
          "(negative) a system against a fair tie-break.", ("yang-2026",)),
     Term("tied-at-cutoff", "Tied at the cutoff", "A query where one group of equal scores holds both rank k and "
          "rank k+1 (e.g. 10 and 11 for nDCG@10): which documents make the top k is decided by the tie policy."),
+    Term("tie-dependent", "Tie-dependent score", "A query whose score is not the same for every ordering of its "
+         "tied documents (min < max): the reported score is the one the tie policy happened to pick. A tie at the "
+         "cutoff is one cause; a tie inside the top k is another for rank-sensitive metrics (nDCG, MRR), and a tie "
+         "at the cutoff among documents of equal relevance changes nothing.", ("yang-2026",)),
     # -- tie policies
     Term("tie-policy", "Tie policy", "How a tie-oblivious evaluator orders documents with equal scores. "
          "**docid-desc**: by document id, descending — trec_eval, pytrec_eval, MTEB, BEIR (the default). "

@@ -258,3 +258,26 @@ def test_compare_condition_line_names_the_precision_kind(open_url, shipped):
     shown = re.search(r"· fp32 \(([^)]*)\) ·", lines[0])
     assert shown, lines[0]
     assert set(shown.group(1).split(" / ")) == kinds
+
+
+def test_compare_marks_a_query_as_decided_by_ties_exactly_when_its_range_is_open(open_url, shipped):
+    """The drill-down's flag says the score depends on how ties were ordered, as its sentence says. It showed
+    ``tied_at_cutoff`` under that sentence: BM25 on TempReasonL2Pure (MCR, nDCG@10) has rows with [0.387, 1.0]
+    left unmarked (ties inside the top 10) and rows with [1.0, 1.0] marked (ties at the cutoff that move
+    nothing)."""
+    systems = [MINILM, MPNET, BM25]
+    at = open_url(shipped, "compare.py", {"setting": "mcr", "metric": "ndcg@10", "sys": systems,
+                                          "task": "TempReasonL2Pure", "instr": "without", "diff_only": "0"})
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "query" in df.value.columns)
+    published = real_rows("TempReasonL2Pure", setting="mcr", metric="ndcg@10", tie_policy="docid-desc",
+                          precision="fp32", instruction=False)
+    for system in systems:
+        mine = published[published["system"] == system].set_index("qid")
+        shown = table.set_index("qid")[f"{system} ties decide"]
+        want = (mine["max"] > mine["min"]).reindex(shown.index)
+        assert shown.tolist() == want.tolist(), system
+    bm25 = published[published["system"] == BM25]
+    assert ((bm25["max"] > bm25["min"]) & ~bm25["tied_at_cutoff"].astype(bool)).any(), "the case that was wrong"
+    assert any("*Ties decide* means the system's score on that query depends on how its tied documents are "
+               "ordered (min < max)" in m for m in texts(at, "markdown"))
