@@ -188,6 +188,10 @@ def test_compare_per_task_scores_are_tie_aware(open_url):
     assert abs(rows["expected"].mean() - rows["oblivious"].mean()) > 1e-3, "the two differ here (BM25 is tied)"
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
     assert all("array" in trace["error_y"] for trace in bars), "each bar carries its tie range"
+    table = next(df for df in at.dataframe if "task" in df.value.columns and BM25 in df.value.columns)
+    labels = {name: spec.get("label") for name, spec in json.loads(table.proto.columns).items()}
+    assert labels[BM25] == f"{BM25} (expected)", "the header says which value the column holds"
+    assert any(m.label.startswith("G · ") and "oblivious" in (m.help or "") for m in at.metric)
 
 
 def test_rank_flips_offers_only_precisions_two_systems_share(open_url):
