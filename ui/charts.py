@@ -130,8 +130,10 @@ def forest_domain(frame: pd.DataFrame, point: str, bands: Sequence[Band], clip_f
     core = core[np.isfinite(core)]
     if core.size and high > clip_factor * core.max() > 0:
         high = clip_factor * float(core.max())
+    if high <= low:  # one value (a one-row chart without bands): from 0 to just past it, not [v, v + 1]
+        return (0.0, 1.03 * high) if high > 0 else (low, low + 1.0)
     low = 0.0 if low >= 0 and low < 0.5 * high else low - 0.05 * (high - low)
-    high = high + 0.03 * (high - low) if high > low else low + 1.0  # the last dot is not cut in half
+    high = high + 0.03 * (high - low)  # the last dot is not cut in half
     return low, high
 
 

@@ -68,3 +68,16 @@ def test_draw_puts_the_legend_above_the_plot(monkeypatch):
     charts.draw(fig)
     legend = drawn[0].layout.legend
     assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y > 1
+
+
+def test_a_one_row_chart_starts_at_zero_and_ends_just_past_its_value():
+    """A filter leaving one system with a task-level score only: the axis ran from its G to G + 1 (past 1, which
+    G cannot reach), its dot on the left edge."""
+    one = pd.DataFrame({"s": ["a"], "G": [0.2], "lo": [np.nan], "hi": [np.nan], "mn": [np.nan], "mx": [np.nan]})
+    low, high = charts.forest_domain(one, "G", BANDS)
+    assert low == 0.0 and 0.2 < high <= 0.21
+    html = charts.forest_html(one, "s", "G", BANDS, "G")
+    dot = float(re.search(r'tb-dot" style="left:([\d.]+)%', html).group(1))
+    assert 95 < dot < 100
+    zero = one.assign(G=[0.0])
+    assert charts.forest_domain(zero, "G", BANDS) == (0.0, 1.0)
