@@ -131,12 +131,14 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -
     snapshot = data.provenance(view.data).snapshot
     provenance = "Sources: " + "; ".join(sources) + (f". Data snapshot {snapshot}." if snapshot else ".")
     st.caption("Task columns are shaded from their lowest (white) to highest (teal) value. " + provenance)
-    title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, ranked by "
-             f"{board.ranked_by} ({hints.describe_condition(view)}). {provenance}")
-    tables.download_row(lambda: boards.export_rows(board, meta, kinds),  # built on a click, not every run
-                        f"leaderboard_{view.cond.benchmark}_{view.cond.metric}", title,
-                        bold_max=[board.ranked_by, *board.tasks], integers=boards.INTEGER_COLUMNS,
-                        latex_frame=lambda: boards.latex_rows(board))
+    ranked = "in Borda count order" if order == "borda" else f"ranked by {board.ranked_by}"
+    title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, {ranked} "
+             f"({hints.describe_condition(view)}). {provenance}")
+    cond = view.cond  # the file name tells two views' downloads apart (the pooled board's overwrote the full one)
+    tables.download_row(lambda: boards.export_rows(board, meta, kinds, order),  # built on a click, not every run
+                        f"leaderboard_{cond.benchmark}_{cond.setting}_{cond.metric}_{cond.precision}", title,
+                        bold_max=[board.ranked_by, "Borda", *board.tasks], integers=boards.INTEGER_COLUMNS,
+                        latex_frame=lambda: boards.latex_rows(board, order))
 
 
 def _chart(board, order: str, pointer: boards.Pointer) -> None:

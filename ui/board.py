@@ -206,11 +206,22 @@ def column_config(board: Leaderboard) -> dict:
 
 
 # -------------------------------------------------------------------------------------------- exports
-def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series) -> pd.DataFrame:
-    """Every system (ranked ones first, then those not ranked: :meth:`Leaderboard.rows`) with every number of
-    the board, its metadata and its source: what the CSV holds."""
-    agg = board.ranked_by
+def rows_in_order(board: Leaderboard, order: str) -> pd.DataFrame:
+    """:meth:`Leaderboard.rows` (ranked systems first, then those not ranked) with the ranked ones in the page's
+    order (:func:`ordered`): an export lists the rows as the table above its buttons does."""
     rows = board.rows()
+    if order != "borda":
+        return rows
+    ranked = rows.iloc[:len(board.ranked)]
+    ranked = ranked.sort_values(["borda", "rank"], ascending=[False, True], kind="stable")
+    return pd.concat([ranked, rows.iloc[len(board.ranked):]], ignore_index=True)
+
+
+def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str = "g") -> pd.DataFrame:
+    """Every system (ranked ones first, in the page's ``order``, then those not ranked: :func:`rows_in_order`)
+    with every number of the board, its metadata and its source: what the CSV holds."""
+    agg = board.ranked_by
+    rows = rows_in_order(board, order)
     first = ["shared_rank", "rank_lo", "rank_hi", "system", agg, "combined_lo", "combined_hi", f"{agg}_min",
              f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
     rest = [c for c in rows.columns if c not in first and c not in board.tasks]
@@ -218,16 +229,19 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series) -> pd.
     return tables.with_integer_columns(frame, INTEGER_COLUMNS)
 
 
-def latex_rows(board: Leaderboard) -> pd.DataFrame:
-    """The LaTeX table: rank, system, score, interval, rank range, tasks, then the task scores (wide tables are
-    scaled to the page: :data:`ui.tables.WIDE_LATEX`); every system, the ones not ranked without a rank."""
+def latex_rows(board: Leaderboard, order: str = "g") -> pd.DataFrame:
+    """The LaTeX table: rank, system, score, interval, rank range (under Borda ``order``: the Borda points
+    too, rows in that order), tasks, then the task scores (wide tables are scaled to the page:
+    :data:`ui.tables.WIDE_LATEX`); every system, the ones not ranked without a rank."""
     agg = board.ranked_by
-    rows = board.rows()
+    rows = rows_in_order(board, order)
     complete = rows["complete"].astype(bool)
     interval = interval_texts(rows, agg).where(complete, "")
     ranks = ranks_texts(rows).where(complete, "not ranked")
     frame = pd.DataFrame({"Rank": rows["shared_rank"], "System": rows["system"], agg: rows[agg],
                           "Interval": interval, "Rank range": ranks, "Tasks": rows["n_tasks"]})
+    if order == "borda":
+        frame.insert(2, "Borda", rows["borda"])
     return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("Rank", "Tasks"))
 
 

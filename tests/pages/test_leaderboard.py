@@ -214,3 +214,25 @@ def test_the_size_chart_accounts_for_every_ranked_system(open_url):
     assert not missing, missing
     assert "no parameters (a log axis has no 0): " in said and "tiebreak-run/constant" in said
     assert "size unknown: " in said and "tiebreak-run/bm25s" in said
+
+
+def test_exports_list_the_rows_in_the_pages_order(open_url):
+    """Under 'Borda count' order the page's rows are in Borda order; the CSV and LaTeX were in mean order and
+    the LaTeX had no Borda column (R2MED, reported from a browser)."""
+    from evalcore.csv_export import to_csv_text
+
+    at = open_url(SHIPPED, params={"bench": "r2med", "sort": "borda"})
+    assert_clean(at)
+    shown = at.dataframe[0].value["system"].tolist()
+    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    by_points = board.ranked.sort_values("borda", ascending=False, kind="stable")
+    assert shown[0] == by_points["system"].iloc[0] and shown != board.ranked["system"].tolist(), "Borda order here"
+    meta = Store(SHIPPED).systems(benchmark="r2med")
+    rows = boards.export_rows(board, meta, pd.Series(dtype=object), "borda")
+    assert rows["system"].tolist()[:len(shown)] == shown
+    assert rows["system"].tolist()[len(shown):] == board.incomplete["system"].tolist()
+    assert len(to_csv_text(rows).splitlines()) == len(rows) + 1
+    latex = boards.latex_rows(board, "borda")
+    assert latex["System"].tolist()[:len(shown)] == shown and "Borda" in latex.columns
+    assert boards.export_rows(board, meta, pd.Series(dtype=object))["system"].tolist()[:len(shown)] == \
+        board.ranked["system"].tolist(), "the other orders keep the board's"
