@@ -264,9 +264,15 @@ class InSidebar(Chooser):
         unavailable = ("Not offered here — " + "; ".join(notes[:6]) + (" …" if len(notes) > 6 else "") + "."
                        if notes else "")
         help_text = control.help_text(unavailable)
-        return state.select(control.key, control.label, offer.options, offer.default, where=st.sidebar,
-                            widget=control.widget, format_func=label, help=help_text, elsewhere=list(offer.elsewhere),
-                            nearest=offer.nearest, single_as_text=True)
+        value = state.select(control.key, control.label, offer.options, offer.default, where=st.sidebar,
+                             widget=control.widget, format_func=label, help=help_text,
+                             elsewhere=list(offer.elsewhere), nearest=offer.nearest, single_as_text=True)
+        wanted, shown = state.moved().get(control.key, (None, None))
+        if wanted in offer.elsewhere and shown == value:  # say it: a metric no longer switched silently
+            st.sidebar.caption(f":material/alt_route: {label(wanted)} is not offered here "
+                               f"({offer.elsewhere[wanted].rstrip('.')}): showing {label(value)}. It comes back "
+                               "where it exists.")
+        return value
 
     def wish(self, control: Control) -> str | None:
         return state.wish(control.key)

@@ -45,6 +45,22 @@ def test_mcr_opens_on_accuracy(open_url):
     assert at.sidebar.selectbox(key="metric").value == "ndcg@10"
 
 
+def test_a_metric_the_new_setting_lacks_is_replaced_out_loud(open_url):
+    """p@1 chosen under MCR, then Full (pooled candidates), which has no p@1: the metric becomes ndcg@10 and the
+    sidebar says so (it changed silently); back under MCR the choice returns and the line goes."""
+    def said(at):
+        return [c.value for c in at.sidebar.caption if "is not offered here" in c.value]
+
+    at = open_url(SHIPPED, "leaderboard.py", {"bench": "rar-b", "setting": "mcr", "metric": "p@1"})
+    assert not at.exception and not said(at)
+    at.sidebar.radio(key="setting").set_value("full-pooled").run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="metric").value == "ndcg@10"
+    assert len(said(at)) == 1 and "p@1 is not offered here" in said(at)[0] and "showing ndcg@10" in said(at)[0]
+    at.sidebar.radio(key="setting").set_value("mcr").run()
+    assert at.sidebar.selectbox(key="metric").value == "p@1" and not said(at)
+
+
 def test_a_chosen_metric_is_kept_over_the_default(open_url):
     at = open_url(SHIPPED, "leaderboard.py", {"setting": "mcr", "metric": "ndcg@10"})
     assert at.sidebar.selectbox(key="metric").value == "ndcg@10"
