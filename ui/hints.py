@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
-from ui import sidebar
+from ui import data, sidebar
 from ui.sidebar import SETTING_LABELS, View
 
 LOG = logging.getLogger("tiebreak.app")
@@ -37,7 +37,23 @@ def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None
     sidebar filters systems, what they keep."""
     st.caption(describe_condition(view, skip) + note)
     if view.filter_summary:
-        st.caption(view.filter_summary + " Clear the filters in the sidebar to see every system.")
+        st.caption(view.filter_summary + _with_results(view) + " Clear the filters in the sidebar to see every "
+                   "system.")
+
+
+def _with_results(view: View) -> str:
+    """" N of them have results under this condition." when some filtered systems have none under it (the
+    filter counts the benchmark's systems: "16 systems" above a board of 15), else ''."""
+    if view.systems is None or view.data is None:
+        return ""
+    rows = data.coverage(view.data)
+    for name in ("benchmark", "setting", "metric", "precision", "tie_policy"):
+        wanted = getattr(view.cond, name, None)
+        if wanted is not None and name in rows:
+            rows = rows[rows[name] == wanted]
+    with_results = len(set(view.systems) & set(rows["system"]))
+    return (f" {with_results} of them {'has' if with_results == 1 else 'have'} results under this condition."
+            if with_results < len(view.systems) else "")
 
 
 def sources_line(view: View, skip: Sequence[str] = ()) -> None:

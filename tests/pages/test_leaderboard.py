@@ -236,3 +236,20 @@ def test_exports_list_the_rows_in_the_pages_order(open_url):
     assert latex["System"].tolist()[:len(shown)] == shown and "Borda" in latex.columns
     assert boards.export_rows(board, meta, pd.Series(dtype=object))["system"].tolist()[:len(shown)] == \
         board.ranked["system"].tolist(), "the other orders keep the board's"
+
+
+def test_a_filter_says_how_many_of_its_systems_have_results_here(open_url):
+    """"Filtered to 16 systems" above a board of 15: the 4-bit e5 matches "e5" but has no full-retrieval result
+    (a browser review); the line now says how many of them the board can show."""
+    at = open_url(SHIPPED, params={"bench": "rar-b", "q": "e5"})
+    assert_clean(at)
+    store = Store(SHIPPED)
+    matching = store.systems(search="e5", benchmark="rar-b")["system"].tolist()
+    board = store.leaderboard(Condition("rar-b", instruction=None), systems=matching, bootstrap=0)
+    shown = len(board.ranked) + len(board.incomplete)
+    assert 0 < shown < len(matching), "the case: some matching systems have no result here"
+    line = next(c for c in texts(at, "caption") if c.startswith("Filtered to"))
+    assert line.startswith(f"Filtered to {len(matching)} systems")
+    assert f"{shown} of them have results under this condition." in line
+    plain = open_url(SHIPPED, params={"bench": "rar-b", "q": "gte"})
+    assert "of them" not in next(c for c in texts(plain, "caption") if c.startswith("Filtered to"))
