@@ -70,8 +70,8 @@ def _headline(board, order: str, pointer: boards.Pointer, benchmark: str) -> Non
     with_data = int(board.ranked["has_query_data"].sum())
     cols = st.columns(4)
     cols[0].metric("Systems ranked", f"{len(board.ranked)}")
-    cols[1].metric(f"Top {agg}" if order != "borda" else f"{agg} of the Borda leader", f"{top[agg]:.4f}",
-                   help=f"{agg} of the first row in the current order.")
+    leader = f"Top {agg}" if order != "borda" else f"{agg[0].upper()}{agg[1:]} of the Borda leader"  # "Mean of …"
+    cols[1].metric(leader, f"{top[agg]:.4f}", help=f"{agg} of the first row in the current order.")
     cols[2].metric("With per-query results", f"{with_data} of {len(board.ranked)}", help=glossary.tip(
         "task-level-only", before="Only these have a tie range, a bootstrap interval and a rank interval."))
     cols[3].metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")

@@ -14,13 +14,13 @@ import streamlit as st
 from evalcore.aggregate import AGGREGATES, official_aggregate
 from evalcore.store import Condition, Leaderboard
 from ui import data, glossary, state, tables, words
-from ui.sidebar import INSTRUCTION_CHOICES, SETTING_LABELS
+from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
 """The Leaderboard's ranking control (URL key ``sort``): G or the mean ranks the board; Borda only orders its
 rows (the ranks stay those of the benchmark's own aggregate)."""
 AGGREGATE_OF = {"g": "G", "mean": "mean"}
-BENCHMARK_NAMES = {"rar-b": "RAR-b", "r2med": "R2MED"}
+BENCHMARK_NAMES = BENCHMARK_LABELS
 TASK_LEVEL_ONLY = "task-level scores only"
 CHART_ROWS = 15
 RANK_WIDTH, SYSTEM_WIDTH, SCORE_WIDTH, INTERVAL_WIDTH = 44, 150, 60, 96

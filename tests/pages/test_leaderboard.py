@@ -193,6 +193,9 @@ def test_borda_order_says_so_and_shows_the_points_it_orders_by(open_url):
     labels = [m.label for m in at.metric]
     assert "G of the Borda leader" in labels and "Top G" not in labels
     assert f"Borda leader: **{table['system'].iloc[0]}**" in texts(at, "markdown")
+    r2med = open_url(SHIPPED, params={"bench": "r2med", "sort": "borda"})
+    assert "Mean of the Borda leader" in [m.label for m in r2med.metric], "a label starts with a capital"
+    assert any(c.startswith("R2MED · ") for c in texts(r2med, "caption")), "the condition line names R2MED so"
     assert any(h.value.startswith("First ") and "by Borda count" in h.value for h in at.subheader)
     at.radio(key="sort").set_value("g").run()
     assert "borda" not in at.dataframe[0].value.columns
