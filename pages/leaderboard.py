@@ -180,9 +180,10 @@ def _size_chart(board, view) -> None:
     fig.add_trace(go.Scatter(x=sized["n_parameters"], y=sized[agg], mode="markers", name="system",
                              text=sized["system"], marker=dict(size=9, color="#64748b"),
                              hovertemplate=f"%{{text}}<br>%{{x:.3s}} parameters<br>{agg} %{{y:.4f}}<extra></extra>"))
-    labels = [name if i >= len(front) - 8 else "" for i, name in enumerate(front["system"])]
-    # a label left of the leftmost point would be cut at the plot's edge
-    places = ["top right" if size == sized["n_parameters"].iloc[0] else "top left" for size in front["n_parameters"]]
+    # numbers, not names, beside the front's points: names of close models overlapped and a phone cut them at the
+    # plot's edge; the caption below says which number is which system
+    labels = [str(i) for i in range(1, len(front) + 1)]
+    places = charts.apart_labels(front["n_parameters"].tolist())
     fig.add_trace(go.Scatter(x=front["n_parameters"], y=front[agg], mode="lines+markers+text", name="Pareto front",
                              text=labels, customdata=front["system"], textposition=places,
                              line=dict(color="#0d9488", shape="hv"), marker=dict(size=10, color="#0d9488"),
@@ -191,8 +192,9 @@ def _size_chart(board, view) -> None:
     fig.update_layout(xaxis=dict(type="log", title="parameters (log scale)"), yaxis_title=agg, height=420,
                       margin=dict(l=10, r=10, t=40, b=40))
     charts.draw(fig)
-    st.caption("Pareto front (smallest to largest): " + ", ".join(hints.safe_text(s) for s in front["system"])
-               + f". No smaller system beats them on {agg}.")
+    st.caption("Pareto front (smallest to largest): " + ", ".join(
+        f"**{i}** {hints.safe_text(s)}" for i, s in enumerate(front["system"], start=1))
+        + f". No smaller system beats them on {agg}.")
     if unknown or sizeless:
         st.caption("Not plotted: " + "; ".join(
             f"{why}: {', '.join(hints.safe_text(s) for s in names)}"

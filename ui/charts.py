@@ -100,6 +100,17 @@ class Band:
     thickness: int
 
 
+def apart_labels(sizes: Sequence[float], close: float = 0.08) -> list[str]:
+    """Text positions for labels above points sorted by size on a log axis: "top center", except that of two
+    points closer than ``close`` decades (two 1.5B models) the first one's label goes to its left ("bottom
+    center" for the leftmost, whose left is the plot's edge), so the two labels do not print on each other."""
+    places = ["top center"] * len(sizes)
+    for i in range(1, len(sizes)):
+        if sizes[i - 1] > 0 and sizes[i] > 0 and abs(math.log10(sizes[i]) - math.log10(sizes[i - 1])) < close:
+            places[i - 1] = "bottom center" if i - 1 == 0 else "middle left"
+    return places
+
+
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     """Round tick values covering [lo, hi]: a step of 1, 2 or 5 × 10^k giving at most ``count`` + 1 ticks."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:

@@ -217,6 +217,12 @@ def test_the_size_chart_accounts_for_every_ranked_system(open_url):
     assert not missing, missing
     assert "no parameters (a log axis has no 0): " in said and "tiebreak-run/constant" in said
     assert "size unknown: " in said and "tiebreak-run/bm25s" in said
+    # the front's points carry numbers, the caption names them: names overlapped (two 1.5B models on R2MED) and
+    # were cut at the plot's left edge on a phone
+    front = figure["data"][1]
+    assert front["text"] == [str(i) for i in range(1, len(front["customdata"]) + 1)]
+    key = next(c for c in texts(at, "caption") if c.startswith("Pareto front"))
+    assert all(f"**{i}** {name}" in key.replace("\\", "") for i, name in enumerate(front["customdata"], start=1))
 
 
 def test_exports_list_the_rows_in_the_pages_order(open_url):

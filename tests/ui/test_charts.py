@@ -81,3 +81,10 @@ def test_a_one_row_chart_starts_at_zero_and_ends_just_past_its_value():
     assert 95 < dot < 100
     zero = one.assign(G=[0.0])
     assert charts.forest_domain(zero, "G", BANDS) == (0.0, 1.0)
+
+
+def test_labels_of_two_close_points_go_apart():
+    assert charts.apart_labels([3.3e7, 1.1e8, 1.5e9, 1.54e9, 7e9]) == [
+        "top center", "top center", "middle left", "top center", "top center"]
+    assert charts.apart_labels([1e8, 1.05e8]) == ["bottom center", "top center"], "the leftmost's left is the edge"
+    assert charts.apart_labels([]) == []
