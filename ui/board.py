@@ -166,7 +166,10 @@ def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, 
     numbers = [f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
     numbers += ([other] if show_other else []) + (["borda"] if show_borda else []) + ["n_tasks"]
     shown = pd.concat([shown, rows[numbers], _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
-    return shown.dropna(axis=1, how="all").reset_index(drop=True)
+    shown = shown.dropna(axis=1, how="all").reset_index(drop=True)
+    if "license" in shown:  # as "Open weights" beside it says: not a grey "None"
+        shown["license"] = shown["license"].astype(object).where(shown["license"].notna(), "unknown")
+    return shown
 
 
 def column_config(board: Leaderboard) -> dict:

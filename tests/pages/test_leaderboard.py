@@ -262,3 +262,15 @@ def test_a_filter_says_how_many_of_its_systems_have_results_here(open_url):
     assert f"{shown} of them have results under this condition." in line
     plain = open_url(SHIPPED, params={"bench": "rar-b", "q": "gte"})
     assert "of them" not in next(c for c in texts(plain, "caption") if c.startswith("Filtered to"))
+
+
+def test_an_unknown_licence_says_unknown_as_its_neighbours_do(open_url):
+    """R2MED's board showed a grey "None" in Licence beside "unknown" in Open weights."""
+    at = open_url(SHIPPED, params={"bench": "r2med"})
+    assert_clean(at)
+    table = at.dataframe[0].value
+    meta = Store(SHIPPED).systems(benchmark="r2med").drop_duplicates("system").set_index("system")
+    missing = table["system"].map(meta["license"]).isna()
+    assert missing.any() and (~missing).any(), "the case: some licences known, some not"
+    assert table.loc[missing, "license"].eq("unknown").all()
+    assert table.loc[~missing, "license"].tolist() == table.loc[~missing, "system"].map(meta["license"]).tolist()
