@@ -145,13 +145,14 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
     agg = board.ranked_by
     rows = boards.ordered(board, order)
     shown = rows.head(boards.CHART_ROWS)
-    st.subheader(f"Top {len(shown)}: {agg} with its intervals" if order != "borda"
-                 else f"First {len(shown)} by Borda count: {agg} with its intervals")
+    with_intervals = bool(shown[[f"{agg}_lo", f"{agg}_min"]].notna().any().any())
+    what = f"{agg} with its intervals" if with_intervals else agg  # no "with its intervals" over dots only
+    st.subheader(f"Top {len(shown)}: {what}" if order != "borda" else f"First {len(shown)} by Borda count: {what}")
     bands = [charts.Band(f"{agg}_lo", f"{agg}_hi", *BANDS[0]), charts.Band(f"{agg}_min", f"{agg}_max", *BANDS[1])]
     notes = shown.apply(lambda r: f"rank {int(r['shared_rank'])}, rank range {boards.ranks_text(r)}", axis=1)
     st.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes,
                                aria_label=f"{agg} of the top {len(shown)} systems with their intervals"))
-    if not shown[[f"{agg}_lo", f"{agg}_min"]].notna().any().any():
+    if not with_intervals:
         st.caption(f"These systems have {boards.TASK_LEVEL_ONLY}: no interval can be drawn"
                    + (f" — {pointer.n_systems} systems with per-query results are linked above." if pointer.cond
                       else "."))

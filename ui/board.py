@@ -192,7 +192,9 @@ def column_config(board: Leaderboard) -> dict:
                        "ignoring ties and sampling."),
         "mean": number("Mean", help=tip("mean")),
         "G": number("G", help=tip("g")),
-        "borda": number("Borda", 1, help=tip("borda")),
+        # half points only where a task has tied scores: "723", not "723.0", when every total is whole
+        "borda": number("Borda", 1 if (board.ranked.get("borda", pd.Series(dtype=float)) % 1 != 0).any() else 0,
+                        help=tip("borda")),
         "n_tasks": number("Tasks", 0, width="small"),
         "precision_kind": st.column_config.TextColumn("Precision kind", help=tip("precision-kind")),
         "n_parameters": st.column_config.NumberColumn("Parameters", format="compact"),

@@ -274,3 +274,24 @@ def test_an_unknown_licence_says_unknown_as_its_neighbours_do(open_url):
     assert missing.any() and (~missing).any(), "the case: some licences known, some not"
     assert table.loc[missing, "license"].eq("unknown").all()
     assert table.loc[~missing, "license"].tolist() == table.loc[~missing, "system"].map(meta["license"]).tolist()
+
+
+def test_the_chart_title_promises_intervals_only_where_it_draws_them(open_url):
+    """The landing's rows have task-level scores only: its chart of dots was titled "… with its intervals"."""
+    landing = open_url(SHIPPED)
+    assert_clean(landing)
+    assert [h.value for h in landing.subheader if h.value.startswith("Top ")] == ["Top 15: G"]
+    pooled = open_url(SHIPPED, params=POOLED)
+    titles = [h.value for h in pooled.subheader if h.value.startswith("Top ")]
+    assert len(titles) == 1 and titles[0].endswith(": G with its intervals")
+
+
+def test_borda_points_print_halves_only_where_there_are_some():
+    """Borda points are whole unless a task has tied scores (half points): "723", not "723.0"."""
+    import json
+
+    for bench in ("r2med", "rar-b"):
+        board = Store(SHIPPED).leaderboard(Condition(bench, instruction=None), bootstrap=0)
+        halves = bool((board.ranked["borda"] % 1 != 0).any())
+        spec = json.loads(json.dumps(boards.column_config(board)["borda"], default=str))
+        assert spec["type_config"]["format"] == ("%.1f" if halves else "%d"), bench
