@@ -55,9 +55,9 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
     table = table.join(per_qid).reset_index()
     differing = int(per_qid["differs"].sum())
     st.markdown(f"**{differing} of {len(per_qid)}** queries of {hints.safe_text(task)} score differently across these "
-                f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query depends on "
-                "how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one value of "
-                "[min, max], picked by its tie policy.")
+                f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query "
+                "depends on how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one "
+                "value of [min, max], picked by its tie policy.")
     if diff_only:
         table = table[table["differs"]]
     table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")

@@ -85,8 +85,9 @@ def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
     """One line naming the selected condition (fields in ``skip`` are left out)."""
     cond = view.cond
     instr = {None: "instructions as published", False: "without instructions", True: "with instructions"}
-    parts = {"benchmark": sidebar.BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark), "setting": SETTING_LABELS.get(cond.setting, cond.setting),
-             "metric": cond.metric, "instruction": instr[cond.instruction], "precision": _precision(view),
+    parts = {"benchmark": sidebar.BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark),
+             "setting": SETTING_LABELS.get(cond.setting, cond.setting), "metric": cond.metric,
+             "instruction": instr[cond.instruction], "precision": _precision(view),
              "tie_policy": f"ties: {cond.tie_policy}"}
     return " · ".join(text for name, text in parts.items() if name not in skip)
 
