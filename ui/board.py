@@ -20,7 +20,6 @@ ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Bord
 """The Leaderboard's ranking control (URL key ``sort``): G or the mean ranks the board; Borda only orders its
 rows (the ranks stay those of the benchmark's own aggregate)."""
 AGGREGATE_OF = {"g": "G", "mean": "mean"}
-BENCHMARK_NAMES = BENCHMARK_LABELS
 TASK_LEVEL_ONLY = "task-level scores only"
 CHART_ROWS = 15
 RANK_WIDTH, SYSTEM_WIDTH, SCORE_WIDTH, INTERVAL_WIDTH = 44, 150, 60, 96
@@ -30,7 +29,7 @@ INTEGER_COLUMNS = ("shared_rank", "rank", "rank_lo", "rank_hi", "n_tasks")
 
 
 def benchmark_name(benchmark: str) -> str:
-    return BENCHMARK_NAMES.get(benchmark, benchmark)
+    return BENCHMARK_LABELS.get(benchmark, benchmark)
 
 
 def default_order(benchmark: str) -> str:
@@ -214,12 +213,9 @@ def column_config(board: Leaderboard) -> dict:
 def rows_in_order(board: Leaderboard, order: str) -> pd.DataFrame:
     """:meth:`Leaderboard.rows` (ranked systems first, then those not ranked) with the ranked ones in the page's
     order (:func:`ordered`): an export lists the rows as the table above its buttons does."""
-    rows = board.rows()
-    if order != "borda":
-        return rows
-    ranked = rows.iloc[:len(board.ranked)]
-    ranked = ranked.sort_values(["borda", "rank"], ascending=[False, True], kind="stable")
-    return pd.concat([ranked, rows.iloc[len(board.ranked):]], ignore_index=True)
+    rows = board.rows()  # its first len(board.ranked) rows are board.ranked's, in the same order
+    positions = board.ranked.index.get_indexer(ordered(board, order).index)
+    return pd.concat([rows.iloc[positions], rows.iloc[len(board.ranked):]], ignore_index=True)
 
 
 def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str = "g") -> pd.DataFrame:

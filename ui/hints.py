@@ -43,14 +43,15 @@ def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None
 
 def _with_results(view: View) -> str:
     """" N of them have results under this condition." when some filtered systems have none under it (the
-    filter counts the benchmark's systems: "16 systems" above a board of 15), else ''."""
+    filter counts the benchmark's systems: "16 systems" above a board of 15), else ''. An instruction state of
+    "as published" (None) matches either."""
     if view.systems is None or view.data is None:
         return ""
     rows = data.coverage(view.data)
-    for name in ("benchmark", "setting", "metric", "precision", "tie_policy"):
+    for name in ("benchmark", "setting", "metric", "instruction", "precision", "tie_policy"):
         wanted = getattr(view.cond, name, None)
         if wanted is not None and name in rows:
-            rows = rows[rows[name] == wanted]
+            rows = rows[rows[name].eq(wanted).fillna(False).astype(bool)]  # an unknown instruction (NA): no
     with_results = len(set(view.systems) & set(rows["system"]))
     return (f" {with_results} of them {'has' if with_results == 1 else 'have'} results under this condition."
             if with_results < len(view.systems) else "")

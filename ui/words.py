@@ -5,5 +5,5 @@ from __future__ import annotations
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun`` in agreement: ``counted(1, "pair")`` → "1 pair", ``counted(2, "pair")`` → "2 pairs";
     ``plural`` for a noun whose plural is not ``noun + "s"``; the number is printed with thousands separators.
-    Only the first word of a phrase takes the plural: ``counted(2, "group", "groups")`` + " of rows"."""
+    For a phrase, count its noun and add the rest: ``counted(2, "group") + " of rows"``."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"

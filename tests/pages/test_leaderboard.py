@@ -260,6 +260,11 @@ def test_a_filter_says_how_many_of_its_systems_have_results_here(open_url):
     line = next(c for c in texts(at, "caption") if c.startswith("Filtered to"))
     assert line.startswith(f"Filtered to {len(matching)} systems")
     assert f"{shown} of them have results under this condition." in line
+    # under one instruction state, the systems with results in that state (the board's count)
+    with_instr = open_url(SHIPPED, params={"bench": "rar-b", "q": "e5", "instr": "with"})
+    board = store.leaderboard(Condition("rar-b", instruction=True), systems=matching, bootstrap=0)
+    line = next(c for c in texts(with_instr, "caption") if c.startswith("Filtered to"))
+    assert f"{len(board.ranked) + len(board.incomplete)} of them have results under this condition." in line
     plain = open_url(SHIPPED, params={"bench": "rar-b", "q": "gte"})
     assert "of them" not in next(c for c in texts(plain, "caption") if c.startswith("Filtered to"))
 
