@@ -110,6 +110,9 @@ def _notices(board, view, kinds) -> None:
     line = boards.kinds_line(kinds, view.cond, board.ranked["system"])
     if line:
         st.info(line, icon=":material/memory:")
+    same = boards.same_model_line(board)
+    if same:
+        st.info(same, icon=":material/content_copy:")
     if board.zero_task_systems:
         names = [hints.safe_text(s) for s in board.zero_task_systems]
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")

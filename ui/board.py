@@ -12,8 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.aggregate import AGGREGATES, official_aggregate
+from evalcore.model_names import same_model_groups
 from evalcore.store import Condition, Leaderboard
-from ui import data, glossary, state, tables, words
+from ui import data, glossary, hints, state, tables, words
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
@@ -332,6 +333,28 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
     more = f"; and {words.counted(len(swaps) - limit, 'more pair')}" if len(swaps) > limit else ""
     return (f"The tie policy decides the order of {words.counted(len(swaps), 'pair')} on {agg} — "
             + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")
+
+
+def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
+    """When one model holds two or more rows of the board under different names (one per source: ``GritLM-7B``
+    from the R2MED paper, ``GritLM/GritLM-7B`` from MTEB; :mod:`evalcore.model_names`), one line naming them
+    with their scores and ranks: the rows stay apart (each is its own evaluation), but not silently."""
+    rows = board.ranked
+    if rows.empty:
+        return None
+    groups = same_model_groups(rows["system"])
+    if not groups:
+        return None
+    agg = board.ranked_by
+    by_name = rows.drop_duplicates("system").set_index("system")
+    shown = [" and ".join(f"**{hints.safe_text(name)}** {by_name.at[name, agg]:.4f} (rank {int(by_name.at[name, 'shared_rank'])})"
+                          for name in group) for group in groups[:limit]]
+    more = f"; and {words.counted(len(groups) - limit, 'more model')}" if len(groups) > limit else ""
+    many = max(len(group) for group in groups)
+    times = "twice" if many == 2 else f"up to {many} times"
+    return (f"{words.counted(len(groups), 'model')} {'appears' if len(groups) == 1 else 'appear'} {times} "
+            f"on this board, under the names of different sources; each row is its own evaluation. {agg}: "
+            + "; ".join(shown) + more + ". The Source column says whose each row is.")
 
 
 def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int = 4) -> str | None:

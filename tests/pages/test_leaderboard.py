@@ -306,3 +306,21 @@ def test_borda_points_print_halves_only_where_there_are_some():
     shipped = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
     assert (shipped.ranked["borda"] % 1 != 0).any() and \
         dict(boards.column_config(shipped)["borda"])["type_config"]["format"] == "%.1f", "R2MED has a tie"
+
+
+def test_one_model_under_two_names_is_said_with_both_scores(open_url):
+    """R2MED's board held GritLM-7B (R2MED paper, mean 0.3112, rank 32) and GritLM/GritLM-7B (MTEB, 0.2802,
+    rank 51) — one model at two ranks — and nothing on the page said so."""
+    at = open_url(SHIPPED, params={"bench": "r2med"})
+    assert_clean(at)
+    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    by_name = board.ranked.set_index("system")
+    notes = [t for t in texts(at, "info") if "under the names of different sources" in t]
+    assert len(notes) == 1, texts(at, "info")
+    note = notes[0]
+    for name in ("GritLM-7B", "GritLM/GritLM-7B"):
+        assert f"**{name}** {by_name.at[name, 'mean']:.4f} (rank {int(by_name.at[name, 'shared_rank'])})" in note
+    assert note.startswith("4 models appear twice"), note  # GritLM, SFR-Embedding-Mistral, e5-mistral, bge-large
+    assert "; and " not in note and "BM25" not in note  # four shown; BM25 and bm25s are two implementations
+    pooled = open_url(SHIPPED, params=POOLED)  # one source, no repeated model: no line
+    assert not [t for t in texts(pooled, "info") if "under the names of different sources" in t]
