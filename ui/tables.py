@@ -111,20 +111,24 @@ def with_integer_columns(frame: pd.DataFrame, integers: Iterable[str]) -> pd.Dat
     return frame
 
 
-def latex_table(frame: pd.DataFrame, caption: str, bold_max: Iterable[str] = (), digits: int = 4) -> str:
+def latex_table(frame: pd.DataFrame, caption: str, bold_max: Iterable[str] = (), digits: int = 4,
+                bold_where: str | None = None) -> str:
     """A booktabs LaTeX table of ``frame`` (floats with ``digits`` decimals, integers as integers, missing
     values as ``--``). The best value of each ``bold_max`` column is bold when the column holds at least two
-    different values (one row, or a constant column, has no best). More than :data:`WIDE_LATEX` columns are
-    scaled to the text width (needs ``\\usepackage{graphicx}`` besides booktabs)."""
+    different values (one row, or a constant column, has no best); with ``bold_where``, the best among the rows
+    that have a value in that column only (a leaderboard's ranked rows: a system missing a task is not "best"
+    on the tasks it has). More than :data:`WIDE_LATEX` columns are scaled to the text width (needs
+    ``\\usepackage{graphicx}`` besides booktabs)."""
     bold_max = [c for c in bold_max if c in frame.columns]
+    among = frame[bold_where].notna().to_numpy() if bold_where in frame.columns else np.ones(len(frame), bool)
     best = {}
     for column in bold_max:
-        values = pd.to_numeric(frame[column], errors="coerce").astype(float)
+        values = pd.to_numeric(frame[column], errors="coerce").astype(float).where(among)
         finite = values[np.isfinite(values)]
         if finite.nunique() >= 2:
             best[column] = finite.max()
 
-    def cell(column: str, value) -> str:
+    def cell(column: str, value, eligible: bool = True) -> str:
         if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
             return "--"
         if isinstance(value, (bool, np.bool_)):
@@ -135,12 +139,12 @@ def latex_table(frame: pd.DataFrame, caption: str, bold_max: Iterable[str] = (),
             if not math.isfinite(value):
                 return "--"
             text = f"{value:.{digits}f}"
-            return f"\\textbf{{{text}}}" if column in best and value == best[column] else text
+            return f"\\textbf{{{text}}}" if eligible and column in best and value == best[column] else text
         return _latex_escape(str(value))
 
     header = " & ".join(_latex_escape(str(c)) for c in frame.columns)
-    rows = [" & ".join(cell(c, v) for c, v in zip(frame.columns, row)) + r" \\"
-            for row in frame.itertuples(index=False)]
+    rows = [" & ".join(cell(c, v, eligible) for c, v in zip(frame.columns, row)) + r" \\"
+            for eligible, row in zip(among, frame.itertuples(index=False))]
     align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
                     else "l" for c in frame.columns)
     tabular = [f"\\begin{{tabular}}{{{align}}}", r"\toprule", header + r" \\", r"\midrule", *rows,
@@ -172,7 +176,7 @@ def _built(frame: Frame) -> pd.DataFrame:
 
 
 def download_row(frame: Frame, stem: str, caption: str, bold_max: Iterable[str] = (),
-                 integers: Iterable[str] = (), latex_frame: Frame | None = None) -> None:
+                 integers: Iterable[str] = (), latex_frame: Frame | None = None, bold_where: str | None = None) -> None:
     """CSV and LaTeX downloads: the CSV holds ``frame`` (every row and column of the table), the LaTeX table
     ``latex_frame`` (default the same) under ``caption``; ``integers`` columns print as integers. The files —
     and the frames, when given as functions — are built when a button is clicked (deferred ``data``), not on
@@ -186,7 +190,8 @@ def download_row(frame: Frame, stem: str, caption: str, bold_max: Iterable[str] 
 
     def latex_bytes() -> bytes:
         tex_frame = _built(frame if latex_frame is None else latex_frame)
-        return latex_table(with_integer_columns(tex_frame, integers), caption, bold_max).encode()
+        return latex_table(with_integer_columns(tex_frame, integers), caption, bold_max,
+                           bold_where=bold_where).encode()
 
     left, right, _ = st.columns([1.3, 1.3, 3])
     left.download_button("Download CSV", csv_bytes, file_name=f"{stem}.csv",

@@ -142,3 +142,14 @@ def test_csv_prints_integer_columns_without_a_decimal_point():
     frame = tables.with_integer_columns(pd.DataFrame({"rank": [1.0, np.nan], "n_tasks": [17.0, 3.0],
                                                       "G": [1.0, 0.5]}), ["rank", "n_tasks"])
     assert to_csv_text(frame).splitlines() == ["rank,n_tasks,G", "1,17,1.0", ",3,0.5"]
+
+
+def test_bold_marks_the_best_ranked_row_not_a_row_without_a_rank():
+    """The landing's LaTeX bolded SpartQA 0.9092 of a system missing a task (no rank) above every ranked row."""
+    frame = tables.with_integer_columns(pd.DataFrame({"Rank": [1, 2, np.nan], "System": ["a", "b", "c"],
+                                                      "G": [0.5, 0.4, np.nan], "T": [0.3, 0.6, 0.9]}), ["Rank"])
+    body = tables.latex_table(frame, "c", ["G", "T"], bold_where="Rank").split(r"\midrule")[1]
+    assert "2 & b & 0.4000 & \\textbf{0.6000}" in body and "-- & c & -- & 0.9000" in body
+    assert "1 & a & \\textbf{0.5000} & 0.3000" in body
+    every = tables.latex_table(frame, "c", ["T"]).split(r"\midrule")[1]  # without bold_where: every row counts
+    assert "\\textbf{0.9000}" in every
