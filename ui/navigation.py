@@ -126,7 +126,8 @@ def _finish(notices_box, drawn, page) -> None:
         left_out = data.load_warnings(snapshot) if snapshot else []
     except Exception:  # the store could not open the folder: the page has said so
         skipped, left_out = [], []
-    recorder.download_button(drawn, page.title, page.url_path, params, state.share_url(params, url), data_dir)
+    recorder.download_button(drawn, page.title, page.url_path, params, state.share_url(params, url), data_dir,
+                             state.shown_params())
     for items, title, text in ((skipped, f"{words.counted(len(skipped), 'data file')} skipped", "reason"),
                                (left_out, f"{words.counted(len(left_out), 'group')} of rows left out", "message")):
         if items:

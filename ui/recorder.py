@@ -163,10 +163,13 @@ CONDITION_KEYS = {"bench": "Benchmark", "setting": "Setting", "metric": "Metric"
                   "prec": "Precision", "ties": "Tie policy"}
 
 
-def condition_of(params: Mapping, data_dir: Path | None = None) -> tuple[str, list[tuple[str, str]]]:
+def condition_of(params: Mapping, data_dir: Path | None = None,
+                 shown: Mapping[str, tuple[str, str]] | None = None) -> tuple[str, list[tuple[str, str]]]:
     """The condition line as the pages word it (:func:`ui.hints.describe_condition`; with ``data_dir``, the
-    precision carries its kind as on the page) and the (label, value) pairs of every URL setting of the view;
-    an empty line when the view has no condition."""
+    precision carries its kind as on the page) and the (label, value) pairs of every URL setting of the view:
+    the condition's in the sidebar's words, the others as their controls showed them (``shown``:
+    :func:`ui.state.shown_params`; a key without a control's words stays as it is); an empty line when the view
+    has no condition."""
     from evalcore.store import Condition
     from ui import data, hints, sidebar
 
@@ -176,8 +179,9 @@ def condition_of(params: Mapping, data_dir: Path | None = None) -> tuple[str, li
 
     words = {"bench": {"rar-b": "RAR-b", "r2med": "R2MED"}, "setting": sidebar.SETTING_LABELS,
              "instr": sidebar.INSTRUCTION_LABELS}
-    settings = [(CONDITION_KEYS.get(key, key),
-                 ", ".join(value) if isinstance(value, list) else str(words.get(key, {}).get(value, value)))
+    shown = shown or {}
+    settings = [(CONDITION_KEYS[key], str(words.get(key, {}).get(value, value))) if key in CONDITION_KEYS
+                else shown.get(key, (key, ", ".join(value) if isinstance(value, list) else str(value)))
                 for key, value in params.items() if key != "ties"]  # the tie policy has its own line
     if not all(one(key) for key in ("bench", "setting", "metric", "ties")):
         return "", settings
@@ -198,6 +202,15 @@ def condition_of(params: Mapping, data_dir: Path | None = None) -> tuple[str, li
     return hints.describe_condition(view, skip), settings
 
 
+def used_sources(record, parts) -> list[str]:
+    """The provenance lines of the sources the view names (its "Sources: …" caption quotes each line), else —
+    a view that names none — every source of the data folder: a snapshot of the pooled board listed MTEB and
+    the R2MED paper although every row was our own runs'."""
+    every = [source.line() for source in record.sources.values()]
+    said = " ".join(part.body for part in parts if isinstance(part, snapshot.Text))
+    return [line for line in every if line in said] or every
+
+
 def file_name(url_path: str, params: Mapping) -> str:
     """``tiebreak_<page>_<benchmark>_<metric>.html``, safe on every file system."""
     words = [url_path or "leaderboard"] + [str(params.get(k)) for k in ("bench", "metric") if params.get(k)]
@@ -205,15 +218,16 @@ def file_name(url_path: str, params: Mapping) -> str:
 
 
 def download_button(drawn: Drawn, page_title: str, url_path: str, params: Mapping, share_link: str,
-                    data_dir: Path | None) -> None:
-    """The sidebar button that downloads this view as one HTML file, built only when clicked."""
-    params = dict(params)
+                    data_dir: Path | None, shown: Mapping[str, tuple[str, str]] | None = None) -> None:
+    """The sidebar button that downloads this view as one HTML file, built only when clicked; ``shown``: the
+    controls' labels and words for the URL settings (:func:`ui.state.shown_params`)."""
+    params, shown = dict(params), dict(shown or {})
 
     def build() -> bytes:
         from evalcore import provenance as provenance_module
         from ui import glossary
 
-        line, settings = condition_of(params, data_dir)
+        line, settings = condition_of(params, data_dir, shown)
         record = provenance_module.Provenance()
         if data_dir is not None:
             try:
@@ -224,7 +238,7 @@ def download_button(drawn: Drawn, page_title: str, url_path: str, params: Mappin
         term = glossary.TERMS.get("tie-policy")
         view = snapshot.Snapshot(
             title=drawn.title() or page_title, condition_line=line, settings=settings, parts=drawn.parts(),
-            share_link=share_link, provenance=[s.line() for s in record.sources.values()],
+            share_link=share_link, provenance=used_sources(record, drawn.parts()),
             snapshot_date=record.snapshot, tie_policy=str(ties) if ties else "",
             tie_policy_text=term.text if term and ties else "",
             taken=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

@@ -84,6 +84,7 @@ _PENDING = "_url_pending"
 _NOTICES = "_url_notices"
 _NOTICE_PAGE = "_url_notice_page"
 _CURRENT = "_url_current"
+_SHOWN = "_url_shown"  # key -> (label, value in words) of this run's controls, for the view's snapshot
 _PAGE = "_url_page"  # the page this run draws
 _DRAWN_ON = "_url_drawn_on"  # key -> the page its widget was last drawn on
 _WISH = "_url_wish"  # key -> the value the visitor chose (URL or widget), kept while a view cannot show it
@@ -152,6 +153,7 @@ def begin_run(page_id: str) -> None:
         state[_NOTICES] = []  # notices belong to the view the URL opened; leaving it clears them
         state[_NOTICE_PAGE] = page_id
     state[_CURRENT] = {}
+    state[_SHOWN] = {}
     state[_MOVED] = {}
     state[_PAGE] = page_id
 
@@ -174,10 +176,13 @@ def _take_pending(key: str) -> list[str] | None:
     return pending.pop(key, None)
 
 
-def _record(key: str, value: str | list[str] | None, default: object = None, always: bool = False) -> None:
+def _record(key: str, value: str | list[str] | None, default: object = None, always: bool = False,
+            label: str = "", shown: str = "") -> None:
     if value is None or value == [] or (not always and value == default):
         return
     st.session_state.setdefault(_CURRENT, {})[key] = value
+    if label:
+        st.session_state.setdefault(_SHOWN, {})[key] = (label, shown)
 
 
 def _keep(key: str) -> None:
@@ -292,7 +297,7 @@ def select(
         else:
             value = where.selectbox(label, options, key=key, format_func=format_func, help=help,
                                     on_change=_remember, args=(key,))
-    _record(key, value, default, always)
+    _record(key, value, default, always, label, format_func(value))
     return value
 
 
@@ -338,7 +343,7 @@ def multiselect(
     _show(key, value)
     value = where.multiselect(label, options, key=key, max_selections=max_selections, format_func=format_func,
                               help=help, placeholder=placeholder, on_change=_remember, args=(key,))
-    _record(key, list(value), list(default), always)
+    _record(key, list(value), list(default), always, label, ", ".join(format_func(v) for v in value))
     return list(value)
 
 
@@ -356,7 +361,7 @@ def flag(key: str, label: str, default: bool = False, *, where=None, help: str |
             state[key] = default
     _keep(key)
     value = where.toggle(label, key=key, help=help)
-    _record(key, "1" if value else "0", "1" if default else "0")
+    _record(key, "1" if value else "0", "1" if default else "0", label=label, shown="on" if value else "off")
     return bool(value)
 
 
@@ -378,13 +383,19 @@ def search(key: str, label: str, *, where=None, help: str | None = None, placeho
         where.warning("Search accepts letters, digits, spaces and `. , + - ( ) / : @ # _` only; ignoring it.")
         value = ""
     value = value.strip()
-    _record(key, value, "")
+    _record(key, value, "", label=label, shown=value)
     return value
 
 
 def current_params() -> dict[str, str | list[str]]:
     """The URL parameters of the view drawn so far in this run (only validated values)."""
     return dict(st.session_state.get(_CURRENT, {}))
+
+
+def shown_params() -> dict[str, tuple[str, str]]:
+    """URL key → (the control's label, its value in the control's words) for this run's parameters: what a
+    snapshot of the view lists ("Rank by: Mean (arithmetic)", not "sort mean")."""
+    return dict(st.session_state.get(_SHOWN, {}))
 
 
 def end_run() -> dict[str, str | list[str]]:

@@ -177,3 +177,4 @@ def test_page_text_keeps_its_emphasis_and_shows_escaped_names_as_the_page_did():
     text = snapshot.build(_view([snapshot.Text("warning", body), snapshot.Text("caption", "rar-b · Full retrieval")]))
     assert HOSTILE not in text and text.split("</style>")[1].count("tb-text-warning") == 1
     assert "tb-text-caption" not in text.split("</style>")[1], "the condition caption is already under the title"
+
