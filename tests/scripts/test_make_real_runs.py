@@ -247,3 +247,25 @@ def test_output_loads_in_the_store(slice_output: Path, query_metrics: pd.DataFra
     runs = store.runs()
     assert len(runs) == 1 and runs["qrels_path"].notna().all(), runs
     assert runs.iloc[0]["precision"] == "fp32" and runs.iloc[0]["setting"] == "full-pooled"
+
+
+def test_the_shipped_systems_table_is_the_scripts_and_sizes_are_known() -> None:
+    """data/real/systems.parquet says what SYSTEM_ROWS says, and every size is known: the size chart listed
+    WordLlama under "size unknown" and BM25 and TF-IDF there too, while the two baselines, which learn no
+    weights either, were "no parameters"."""
+    shipped = pq.read_table(REPO_ROOT / "data" / "real" / "systems.parquet").to_pandas().set_index("system")
+    by_name = {real_runs.SYSTEMS[key].name: row for key, row in real_runs.SYSTEM_ROWS.items()}
+    assert set(shipped.index) <= set(by_name), set(shipped.index) - set(by_name)
+    for name, row in shipped.iterrows():
+        for column, value in by_name[name].items():
+            assert (pd.isna(row[column]) and value is None) or row[column] == value, (name, column, row[column], value)
+    assert shipped["n_parameters"].notna().all(), shipped["n_parameters"]
+    assert (shipped.loc[shipped["family"] == "lexical", "n_parameters"] == 0).all()
+
+
+def test_wordllamas_size_is_its_weights_as_run() -> None:
+    wordllama = pytest.importorskip("wordllama")
+    from wordllama import WordLlama
+
+    model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+    assert model.embedding.size == real_runs.SYSTEM_ROWS["wordllama"]["n_parameters"] == 8_192_000
