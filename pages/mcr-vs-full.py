@@ -102,7 +102,7 @@ def _zero_factors(gap, label_a: str, label_b: str) -> None:
             continue
         listed = "; ".join(f"**{hints.safe_text(system)}** ({', '.join(sorted(rows['task']))})"
                            for system, rows in zeros.groupby("system"))
-        st.warning(f"G {hints.safe_text(label)} is **0** where a task scores 0 — a zero factor of the geometric "
+        st.warning(f"G ({hints.safe_text(label)}) is **0** where a task scores 0 — a zero factor of the geometric "
                    f"mean, whatever the other tasks score: {listed}.", icon=":material/exposure_zero:")
 
 

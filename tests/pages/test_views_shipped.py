@@ -151,6 +151,7 @@ def test_mcr_vs_full_first_visit_names_its_zero_factors(open_url, shipped):
     assert len(zero), "the shipped data has MCR tasks scoring 0"
     warning = " ".join(texts(at, "warning"))
     assert "zero factor of the geometric mean" in warning
+    assert "G (MCR: p@1) is **0** where a task scores 0" in warning, warning  # it read "G MCR: p@1 is 0"
     for (system, task) in zero.index:
         assert f"**{system.replace('_', chr(92) + '_')}** (" in warning and task in warning
     table = at.dataframe[-1].value.set_index("system")
