@@ -86,7 +86,16 @@ def options_for(conditions: pd.DataFrame, column: str, **equal) -> list:
         if value is not None and name in conditions:
             mask &= conditions[name].to_numpy(dtype=object, na_value=None) == value
     values = conditions[column].to_numpy(dtype=object, na_value=None)[mask]
-    return sorted({value for value in values.tolist() if value is not None and value == value}, key=str)
+    found = {value for value in values.tolist() if value is not None and value == value}
+    if column == "precision":  # widest first (fp32 … binary), as a reader compares them; unknown ones after
+        return sorted(found, key=lambda v: (PRECISION_ORDER.index(v) if v in PRECISION_ORDER
+                                            else len(PRECISION_ORDER), str(v)))
+    return sorted(found, key=str)
+
+
+PRECISION_ORDER = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "q4", "binary")
+"""How precision options are listed: by the width of what is stored or computed, widest first (bf16+hps after
+bf16: the same bf16 model, scored in fp32)."""
 
 
 # -------------------------------------------------------------------------------------------- condition

@@ -22,7 +22,11 @@ def reference(conditions: pd.DataFrame, column: str, **equal) -> list:
     for name, value in equal.items():
         if value is not None and name in conditions:
             mask &= conditions[name] == value
-    return sorted(conditions.loc[mask, column].dropna().unique().tolist(), key=str)
+    found = conditions.loc[mask, column].dropna().unique().tolist()
+    if column == "precision":  # widest first, as the reader compares them; unknown names after, by name
+        width = {"fp32": 0, "fp16": 1, "bf16": 2, "bf16+hps": 3, "int8": 4, "q4": 5, "binary": 6}
+        return sorted(found, key=lambda v: (width.get(v, 7), str(v)))
+    return sorted(found, key=str)
 
 
 def test_every_choice_on_the_shipped_conditions():
@@ -51,7 +55,16 @@ def test_missing_values_booleans_and_numbers():
                                                         (None, "a", "b", "zz"), (None, True, False)):
         equal = dict(benchmark=bench, instruction=instruction)
         assert sidebar.options_for(frame, column, **equal) == reference(frame, column, **equal), (column, equal)
-    assert sidebar.options_for(frame, "precision", benchmark="a") == ["bf16", "fp32"]
+    assert sidebar.options_for(frame, "precision", benchmark="a") == ["fp32", "bf16"]
+
+
+def test_precisions_are_offered_widest_first():
+    """The precision list was alphabetical: bf16, bf16+hps, binary, fp16, fp32, int8."""
+    conditions = Store(ROOT / "data").facets()["conditions"]
+    offered = sidebar.options_for(conditions, "precision", benchmark="rar-b", setting="full-pooled")
+    assert offered == ["fp32", "fp16", "bf16", "bf16+hps", "int8", "q4", "binary"], offered
+    odd = pd.DataFrame({"precision": ["zz8", "binary", "fp4", "fp32"]})
+    assert sidebar.options_for(odd, "precision") == ["fp32", "binary", "fp4", "zz8"]
     assert sidebar.options_for(pd.DataFrame(), "precision") == []
 
 
