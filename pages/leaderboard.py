@@ -43,7 +43,7 @@ def render() -> None:
             "Pick another setting, metric, instruction or precision in the sidebar, or add results for it:",
             hints.ingest_hint(view))
         return
-    pointer = boards.pointer_for(view.data, cond, board)
+    pointer = boards.within(boards.pointer_for(view.data, cond, board), view.systems, state.current_params())
     # precision kinds live in per-query files only: published boards (the first visit's) need not read them
     kinds = boards.kinds_of(data.precision_kinds(view.data) if sidebar.has_query_data(view.conditions(), cond)
                             else None, cond)
@@ -94,9 +94,17 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
                     f"per-query results here: their ranks carry tie ranges and bootstrap intervals"
                     + (f" ({board.bootstrap:,} resamples of queries per task)." if board.bootstrap else "."))
     elif pointer.cond is not None:
-        st.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">{INFO_ICON} <b>{pointer.n_systems} systems</b> '
-                f"have per-query results, with tie ranges and rank intervals: "
-                f'<a href="{pointer.url}" target="_self">show them — {html.escape(pointer.words)}</a>.'
+        n = pointer.n_systems
+        if not pointer.filtered:
+            who = f"<b>{n} systems</b> have per-query results"
+        elif pointer.n_filtered:
+            who = f"<b>{n} of the filtered systems</b> {'has' if n == 1 else 'have'} per-query results"
+        else:
+            who = f"None of the filtered systems has per-query results; <b>{n} other systems</b> have them"
+        link = f"show {'it' if n == 1 else 'them'} — {html.escape(pointer.words)}"
+        kept = " (filter kept)" if pointer.n_filtered else (" (without the filter)" if pointer.filtered else "")
+        st.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">{INFO_ICON} {who}, with tie ranges and '
+                f'rank intervals: <a href="{pointer.url}" target="_self">{link}</a>{kept}.'
                 f" The rows here have {boards.TASK_LEVEL_ONLY}.</p>")
     else:
         st.caption(f"No system of this benchmark has per-query results: every rank here rests on "
@@ -157,7 +165,8 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
                                aria_label=f"{agg} of the top {len(shown)} systems with their intervals"))
     if not with_intervals:
         st.caption(f"These systems have {boards.TASK_LEVEL_ONLY}: no interval can be drawn"
-                   + (f" — {pointer.n_systems} systems with per-query results are linked above." if pointer.cond
+                   + (f" — {words.counted(pointer.n_systems, 'system')} with per-query results "
+                      f"{'is' if pointer.n_systems == 1 else 'are'} linked above." if pointer.cond
                       else "."))
     elif len(rows) > len(shown):
         st.caption(f"The first {len(shown)} of {len(rows)} systems in the current order; narrow the list with the "

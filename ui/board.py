@@ -6,7 +6,7 @@ only picks, labels and words them. The page script (``pages/leaderboard.py``) dr
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -252,13 +252,36 @@ def latex_rows(board: Leaderboard, order: str = "g") -> pd.DataFrame:
 class Pointer:
     """Where the per-query results of a benchmark are: a condition that has them (``cond``, with its link (URL
     query) and its words), how many systems have per-query results under it (``n_systems``: the systems the
-    link shows with intervals), and whether the shown board is such a condition."""
+    link shows with intervals), and whether the shown board is such a condition. Under a system filter
+    (:func:`within`): ``filtered``, and ``n_systems`` and the link are the filtered systems' when any of them has
+    per-query results (the link keeps the filter), else every system's (``n_filtered`` 0, the link without it)."""
 
     n_systems: int
     here: bool
     cond: Condition | None = None
     url: str = ""
     words: str = ""
+    systems: frozenset = frozenset()  # the linked condition's systems with per-query results
+    params: tuple = ()  # the link's URL parameters, (key, value) pairs
+    filtered: bool = False
+    n_filtered: int = 0
+
+
+FILTER_KEYS = ("q", "family", "size_min", "size_max", "open", "itune")
+"""The URL keys of the sidebar's system filter (ui/sidebar.py ``_system_filters``)."""
+
+
+def within(pointer: Pointer, systems: tuple[str, ...] | None, params: dict) -> Pointer:
+    """``pointer`` for a board filtered to ``systems`` (None: no filter) by the URL ``params``' filter keys: a
+    filtered board of 1 system said "8 systems have per-query results" and its link dropped the filter."""
+    if systems is None or pointer.cond is None:
+        return pointer
+    kept = pointer.systems & set(systems)
+    if not kept:
+        return replace(pointer, filtered=True, n_filtered=0)
+    filters = {key: value for key, value in params.items() if key in FILTER_KEYS}
+    return replace(pointer, filtered=True, n_filtered=len(kept), n_systems=len(kept),
+                   url=state.share_url({**dict(pointer.params), **filters}, None))
 
 
 SETTING_PREFERENCE = ("full-pooled", "mcr", "full")
@@ -302,14 +325,15 @@ def _pointer(coverage: pd.DataFrame, cond: Condition, here: bool) -> Pointer:
     best = rank.iloc[0]
     linked = rank[(rank["setting"] == best["setting"]) & (rank["metric"] == best["metric"])
                   & (rank["precision"] == best["precision"]) & (rank["tie_policy"] == best["tie_policy"])]
-    n_systems = int(linked["system"].nunique())  # what the link shows, not every condition's systems (9 vs 8)
+    systems = frozenset(linked["system"])  # what the link shows, not every condition's systems (9 vs 8)
     target = Condition(cond.benchmark, best["metric"], best["setting"], None, best["precision"], best["tie_policy"])
     instr = next(k for k, v in INSTRUCTION_CHOICES.items() if v is None)
-    url = state.share_url({"bench": target.benchmark, "setting": target.setting, "metric": target.metric,
-                           "instr": instr, "prec": target.precision, "ties": target.tie_policy}, None)
+    params = {"bench": target.benchmark, "setting": target.setting, "metric": target.metric, "instr": instr,
+              "prec": target.precision, "ties": target.tie_policy}
     words = " · ".join([benchmark_name(target.benchmark), SETTING_LABELS.get(target.setting, target.setting),
                         target.metric, target.precision])
-    return Pointer(n_systems, here, target, url, words)
+    return Pointer(len(systems), here, target, state.share_url(params, None), words, systems,
+                   tuple(params.items()))
 
 
 def apart(x: float, y: float, digits: int = 4, most: int = 8) -> str:

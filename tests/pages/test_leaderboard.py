@@ -76,6 +76,26 @@ def test_the_landing_says_per_row_task_level_only_and_points_to_the_per_query_re
     assert any(f"**{promised} of " in m for m in texts(there, "markdown") if "have per-query results here" in m)
 
 
+def test_the_pointer_counts_the_filtered_systems_and_its_link_keeps_the_filter(open_url):
+    """Filtered to one system ("e5", 1B and up, open weights), the landing still said "8 systems have per-query
+    results … show them", and the link dropped the filter."""
+    base = {"bench": "rar-b", "setting": "full", "metric": "ndcg@10", "instr": "any", "prec": "fp32"}
+    some = open_url(SHIPPED, params={**base, "q": "mini"})  # the MiniLM models; our run has per-query rows
+    assert_clean(some)
+    page = _html(some)
+    assert "<b>1 of the filtered systems</b> has per-query results" in page, page
+    href = re.search(r'href="([^"]+)"', page).group(1)
+    assert "q=mini" in href and "setting=full-pooled" in href
+    there = open_url(SHIPPED, params=dict(pair.split("=") for pair in href[1:].split("&")))
+    assert_clean(there)
+    assert there.dataframe[0].value["system"].tolist() == ["tiebreak-run/all-MiniLM-L6-v2"]
+    none = open_url(SHIPPED, params={**base, "q": "e5", "size_min": "1B", "open": "yes"})
+    assert_clean(none)
+    page = _html(none)
+    assert "None of the filtered systems has per-query results; <b>8 other systems</b> have them" in page, page
+    assert "(without the filter)" in page and "q=" not in re.search(r'href="([^"]+)"', page).group(1)
+
+
 def test_a_chart_with_intervals_is_drawn_by_default_and_can_be_switched(open_url, synthetic_dir):
     at = open_url(synthetic_dir, params={"instr": "without"})
     assert_clean(at)
