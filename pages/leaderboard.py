@@ -123,7 +123,7 @@ def _notices(board, view, kinds) -> None:
         st.info(same, icon=":material/content_copy:")
     if board.zero_task_systems:
         names = [hints.safe_text(s) for s in board.zero_task_systems]
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        shown = words.listed(names, 5)
         st.warning(f"G is **0** for {shown}: one of their task scores is 0, and a geometric mean with a zero "
                    "factor is zero.")
     left_out = data.load_warnings(view.data)

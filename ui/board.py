@@ -352,6 +352,7 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
     if swaps is None or swaps.empty:
         return None
     agg = board.ranked_by
+    limit = words.shown_count(len(swaps), limit)
     pairs = [f"**{a}** ahead of **{b}** by `{board.tie_policy}` ({apart(v1, v2)}) but behind by expected "
              f"value ({apart(e1, e2)})" for a, b, v1, v2, e1, e2 in swaps.head(limit).itertuples(index=False)]
     more = f"; and {words.counted(len(swaps) - limit, 'more pair')}" if len(swaps) > limit else ""
@@ -371,8 +372,10 @@ def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
         return None
     agg = board.ranked_by
     by_name = rows.drop_duplicates("system").set_index("system")
-    shown = [" and ".join(f"**{hints.safe_text(name)}** {by_name.at[name, agg]:.4f} (rank {int(by_name.at[name, 'shared_rank'])})"
-                          for name in group) for group in groups[:limit]]
+    limit = words.shown_count(len(groups), limit)
+    shown = [" and ".join(f"**{hints.safe_text(name)}** {by_name.at[name, agg]:.4f} "
+                          f"(rank {int(by_name.at[name, 'shared_rank'])})" for name in group)
+             for group in groups[:limit]]
     more = f"; and {words.counted(len(groups) - limit, 'more model')}" if len(groups) > limit else ""
     many = max(len(group) for group in groups)
     times = "twice" if many == 2 else f"up to {many} times"
@@ -392,7 +395,7 @@ def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int
     groups = []
     for kind, names in present.groupby(present).groups.items():
         names = sorted(names)
-        shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+        shown = words.listed(names, limit)
         groups.append(f"{words.get(kind, kind)} ({kind}): {shown}")
     return (f"“{cond.precision}” means different things on this board — " + "; ".join(groups)
             + f". {glossary.link('precision-kind', 'Precision kinds')}.")

@@ -7,3 +7,16 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     ``plural`` for a noun whose plural is not ``noun + "s"``; the number is printed with thousands separators.
     For a phrase, count its noun and add the rest: ``counted(2, "group") + " of rows"``."""
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def shown_count(n: int, limit: int) -> int:
+    """How many of ``n`` items a list of at most ``limit`` shows: all when only one would be left over ("and 1
+    more" takes the room of the one it hides)."""
+    return n if n <= limit + 1 else limit
+
+
+def listed(names, limit: int, separator: str = ", ") -> str:
+    """``names`` joined, the first ``limit`` and "and N more" when more than one is left over."""
+    names = list(names)
+    shown = shown_count(len(names), limit)
+    return separator.join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

@@ -30,7 +30,8 @@ def _board(n_swaps: int) -> Leaderboard:
 @pytest.mark.parametrize(("n_swaps", "start", "more"), [
     (1, "The tie policy decides the order of 1 pair on G", None),
     (2, "The tie policy decides the order of 2 pairs on G", None),
-    (5, "The tie policy decides the order of 5 pairs on G", "; and 1 more pair."),
+    (5, "The tie policy decides the order of 5 pairs on G", None),  # the fifth named, not "and 1 more pair"
+    (6, "The tie policy decides the order of 6 pairs on G", "; and 2 more pairs."),
     (7, "The tie policy decides the order of 7 pairs on G", "; and 3 more pairs."),
 ])
 def test_the_policy_swap_notice_counts_in_words(n_swaps, start, more):
@@ -38,3 +39,12 @@ def test_the_policy_swap_notice_counts_in_words(n_swaps, start, more):
     assert line.startswith(start + " — "), line
     assert "(s)" not in line
     assert (more in line) if more else ("more pair" not in line)
+
+
+@pytest.mark.parametrize(("n", "said"), [
+    (3, "n0, n1, n2"),
+    (5, "n0, n1, n2, n3, n4"),  # "and 1 more" takes the room of the name it hides
+    (6, "n0, n1, n2, n3 and 2 more"),
+])
+def test_a_list_names_the_one_left_over(n, said):
+    assert words.listed([f"n{i}" for i in range(n)], 4) == said
