@@ -390,12 +390,12 @@ def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int
     present = kinds.reindex(systems.unique()).dropna()
     if present.nunique() < 2:
         return None
-    words = {"inference": f"model run in {cond.precision}", "storage": f"output stored in {cond.precision}",
-             "native": "the system's own output"}
+    kind_words = {"inference": f"model run in {cond.precision}", "storage": f"output stored in {cond.precision}",
+                  "native": "the system's own output"}
     groups = []
     for kind, names in present.groupby(present).groups.items():
         names = sorted(names)
         shown = words.listed(names, limit)
-        groups.append(f"{words.get(kind, kind)} ({kind}): {shown}")
+        groups.append(f"{kind_words.get(kind, kind)} ({kind}): {shown}")
     return (f"“{cond.precision}” means different things on this board — " + "; ".join(groups)
             + f". {glossary.link('precision-kind', 'Precision kinds')}.")
