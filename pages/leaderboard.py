@@ -118,6 +118,10 @@ def _notices(board, view, kinds) -> None:
     line = boards.kinds_line(kinds, view.cond, board.ranked["system"])
     if line:
         st.info(line, icon=":material/memory:")
+    if view.cond.setting == "mcr" and view.cond.metric == "p@1":
+        chance = boards.chance_line(board, data.chance(view.data, view.cond, tasks=tuple(board.tasks)))
+        if chance:
+            st.info(chance, icon=":material/casino:")
     same = boards.same_model_line(board)
     if same:
         st.info(same, icon=":material/content_copy:")

@@ -94,3 +94,38 @@ def test_paired_test_on_expected_or_oblivious_values(synthetic, value):
 def test_paired_test_refuses_another_value(synthetic):
     with pytest.raises(ValueError, match="expected"):
         Store(synthetic).paired_test("bge-large", "e5-small", Condition("rar-b"), task="PIQA", value="max; DROP")
+
+
+def test_mcr_chance_is_the_constant_scorers_expected_accuracy():
+    """Chance per MCR task (the mean of 1 / n_candidates over the questions) equals the expected p@1 of the
+    shipped constant scorer — computed by the engine from the qrels over every ordering of its all-tied
+    candidates — on every task and precision; and it does not move with the instruction state."""
+    rows = pd.read_parquet(REAL, filters=[("setting", "==", "mcr"), ("metric", "==", "p@1"),
+                                          ("system", "==", "tiebreak-run/constant")])
+    store = Store(ROOT / "data")
+    for precision, of_precision in rows.groupby("precision"):
+        constant = of_precision.groupby("task")["expected"].mean()
+        for instruction in (None, True, False):
+            found = store.chance(Condition("rar-b", "p@1", "mcr", instruction, precision)).set_index("task")
+            assert found.index.tolist() == sorted(constant.index), precision
+            assert np.allclose(found["chance"], constant.reindex(found.index), rtol=0, atol=1e-12), precision
+            assert (found["n_queries"] == of_precision.groupby("task")["qid"].nunique().reindex(found.index)).all()
+    assert store.chance(Condition("r2med", "ndcg@10", "full", None, "fp32")).empty  # no per-query rows
+
+
+def test_mcr_chance_takes_each_questions_full_candidate_count(tmp_path):
+    """A system that ranked fewer candidates of a question does not raise the question's chance."""
+    rows = pd.read_parquet(ROOT / "data" / "real" / "query_metrics", filters=[
+        ("setting", "==", "mcr"), ("metric", "==", "p@1"), ("precision", "==", "fp32"), ("task", "==", "PIQA"),
+        ("system", "in", ["tiebreak-run/constant", "tiebreak-run/bm25s"])])
+    rows = rows.drop_duplicates(["system", "qid"]).head(0)  # the schema only
+    base = {c: None for c in rows.columns}
+    made = [dict(base, system=s, benchmark="rar-b", task="T", setting="mcr", instruction=False,
+                 precision="fp32", metric="p@1", qid=q, oblivious=0.0, expected=0.0, min=0.0, max=0.0,
+                 tie_policy="docid-desc", n_candidates=n, tied_at_cutoff=False, source="test")
+            for s, q, n in (("a", "q1", 4), ("b", "q1", 2), ("a", "q2", 2), ("b", "q2", 2))]
+    frame = pd.DataFrame(made).astype({c: rows[c].dtype for c in rows.columns if c in ("n_candidates",)})
+    (tmp_path / "query_metrics").mkdir()
+    frame.to_parquet(tmp_path / "query_metrics" / "t.parquet", index=False)
+    found = Store(tmp_path).chance(Condition("rar-b", "p@1", "mcr", None, "fp32"))
+    assert found["chance"].tolist() == [(1 / 4 + 1 / 2) / 2] and found["n_queries"].tolist() == [2]

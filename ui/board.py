@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from evalcore.aggregate import AGGREGATES, official_aggregate
+from evalcore.aggregate import AGGREGATES, geometric_mean, official_aggregate
 from evalcore.model_names import same_model_groups
 from evalcore.store import Condition, Leaderboard
 from ui import data, glossary, hints, state, tables, words
@@ -382,6 +382,26 @@ def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
     return (f"{words.counted(len(groups), 'model')} {'appears' if len(groups) == 1 else 'appear'} {times} "
             f"on this board, under the names of different sources; each row is its own evaluation. {agg}: "
             + "; ".join(shown) + more + ". The Source column says whose each row is.")
+
+
+def chance_line(board: Leaderboard, chance: pd.DataFrame) -> str | None:
+    """On a multiple-choice board (accuracy), where chance lies: the board's aggregate of each task's chance
+    (:meth:`evalcore.store.Store.chance`) and how many ranked systems score below it — a board topped by the
+    uniform random baseline reads as broken runs without it. None when a task of the board has no chance value."""
+    if board.ranked.empty or chance is None or chance.empty:
+        return None
+    per_task = chance.set_index("task")["chance"].reindex(board.tasks)
+    if per_task.isna().any():
+        return None
+    agg = board.ranked_by
+    values = per_task.to_numpy(dtype=float)
+    level = float(geometric_mean(values)) if agg == "G" else float(values.mean())
+    below = int((board.ranked[agg] < level).sum())
+    return (f"**Chance: {agg} = {level:.4f}** — a uniform pick among each question's choices (per task "
+            f"{values.min():.3f}–{values.max():.3f}; a scorer that ties every choice scores it in expectation). "
+            + (f"All {len(board.ranked)} ranked systems score below it." if below == len(board.ranked) > 1 else
+               f"{below} of {words.counted(len(board.ranked), 'ranked system')} "
+               f"{'scores' if below == 1 else 'score'} below it."))
 
 
 def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int = 4) -> str | None:

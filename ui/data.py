@@ -209,6 +209,12 @@ def rank_flips(data: Snapshot, cond_a: Condition, cond_b: Condition, *, systems:
 
 
 @_question
+def chance(data: Snapshot, cond: Condition, *, tasks: Systems = None) -> pd.DataFrame:
+    """Multiple-choice chance per task: :meth:`Store.chance`."""
+    return _store_of(data).chance(cond, tasks=tasks)
+
+
+@_question
 def instruction_gap(data: Snapshot, cond: Condition, *, systems: Systems = None) -> Gap:
     """With − without instruction per system × task and in G: :meth:`Store.instruction_gap`."""
     return _store_of(data).instruction_gap(cond, systems=systems)
@@ -261,8 +267,13 @@ def coverage(data: Snapshot) -> pd.DataFrame:
 @_question
 def provenance(data: Snapshot) -> Provenance:
     """Where the folder's numbers come from (``provenance.json``: source, repository, commit, write date):
-    :func:`evalcore.provenance.load`; empty when the folder has no provenance file."""
-    return load_provenance(data.data_dir)
+    :func:`evalcore.provenance.load`; empty when the folder has no provenance file. An uploaded run's rows
+    are named as the visitor's upload (``ui.upload.SOURCE_WORDS``)."""
+    from dataclasses import replace
+
+    from ui.upload import SOURCE_WORDS
+
+    return replace(load_provenance(data.data_dir), names=SOURCE_WORDS)
 
 
 @_question

@@ -391,6 +391,13 @@ class Store:
         per_task, per_system = _aggregate.condition_gap(full, mcr)
         return Gap(per_task, per_system, f"{full_setting} ({cond.metric})", f"mcr ({mcr_metric or cond.metric})")
 
+    def chance(self, cond: Condition, tasks: Iterable[str] | None = None) -> pd.DataFrame:
+        """Multiple-choice chance per task (``cond.setting`` should be ``mcr``): the accuracy (p@1) of a
+        uniform pick among each question's candidates, the mean of 1 / n_candidates over the task's questions
+        — the constant scorer's expected p@1 — with ``n_queries``. Columns: task, chance, n_queries; empty
+        without per-query rows."""
+        return queries.mcr_chance(self._database(), cond, queries.as_list(tasks))
+
     def compare(self, systems: Iterable[str], cond: Condition) -> pd.DataFrame:
         """Per-task values of a few systems: the :meth:`task_table` columns for those systems."""
         return self.task_table(cond, queries.as_list(systems))

@@ -15,6 +15,7 @@ fixed tuples in this package. Conventions:
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
@@ -341,6 +342,24 @@ def tie_summary(db: Database, cond: Condition, systems: list[str] | None = None,
         """,
         params,
     )
+
+
+def mcr_chance(db: Database, cond: Condition, tasks: list[str] | None = None) -> pd.DataFrame:
+    """Per task under ``cond``'s benchmark, setting and precision (any system, any instruction state): the
+    accuracy of a uniform pick among each question's candidates, ``chance`` = mean over the task's questions of
+    1 / n_candidates (one correct choice per question), and ``n_queries``. A question's candidate count is
+    its largest over the systems' rows (a system never ranks more candidates than the question has). From
+    per-query rows only; empty without them."""
+    rows = per_query(db, replace(cond, instruction=None, metric="p@1", tie_policy=None), None, tasks,
+                     columns="task, qid, n_candidates")
+    rows = rows[rows["n_candidates"] > 0]
+    if rows.empty:
+        return pd.DataFrame({"task": pd.Series(dtype=object), "chance": pd.Series(dtype=float),
+                             "n_queries": pd.Series(dtype="int64")})
+    per_question = rows.groupby(["task", "qid"], sort=True)["n_candidates"].max()
+    chance = (1.0 / per_question).groupby(level="task").agg(["mean", "size"])
+    return pd.DataFrame({"task": chance.index.astype(object), "chance": chance["mean"].to_numpy(),
+                         "n_queries": chance["size"].to_numpy(dtype="int64")})
 
 
 # -- per-query rows ------------------------------------------------------------------------------------------

@@ -347,3 +347,26 @@ def test_one_model_under_two_names_is_said_with_both_scores(open_url):
     assert "; and " not in note and "BM25" not in note  # four shown; BM25 and bm25s are two implementations
     pooled = open_url(SHIPPED, params=POOLED)  # one source, no repeated model: no line
     assert not [t for t in texts(pooled, "info") if "under the names of different sources" in t]
+
+
+def test_an_mcr_board_says_where_chance_lies(open_url):
+    """MCR accuracy without instructions is topped by the uniform random baseline and the constant scorer's
+    expected G beats every model: without chance on the page it reads as broken runs."""
+    at = open_url(SHIPPED, params={"bench": "rar-b", "setting": "mcr", "metric": "p@1", "instr": "without",
+                                   "prec": "fp32"})
+    assert_clean(at)
+    rows = pd.read_parquet(SHIPPED / "real" / "query_metrics", filters=[
+        ("setting", "==", "mcr"), ("metric", "==", "p@1"), ("precision", "==", "fp32"),
+        ("system", "==", "tiebreak-run/constant")])
+    per_task = rows.groupby("task")["expected"].mean()
+    level = float(np.exp(np.log(per_task.to_numpy()).mean()))
+    table = at.dataframe[0].value
+    below = int((table["G"] < level).sum())
+    line = next(t for t in texts(at, "info") if t.startswith("**Chance: G = "))
+    assert line.startswith(f"**Chance: G = {level:.4f}**"), line
+    said = (f"All {below} ranked systems score below it." if below == len(table)
+            else f"{below} of {len(table)} ranked systems score below it.")
+    assert said in line, line
+    assert below > 0  # even the uniform random baseline, by sampling: 0.30766 vs 0.30768
+    full = open_url(SHIPPED, params=POOLED)  # nDCG of full retrieval: no chance line
+    assert not [t for t in texts(full, "info") if t.startswith("**Chance")]
