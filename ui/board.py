@@ -22,6 +22,9 @@ ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Bord
 rows (the ranks stay those of the benchmark's own aggregate)."""
 AGGREGATE_OF = {"g": "G", "mean": "mean"}
 TASK_LEVEL_ONLY = "task-level scores only"
+TASK_LEVEL_CELL = "task-level only"
+"""What an Interval cell says of a row with task-level scores only: the sentence's words were cut to "task-level
+score" in the column's 96 px (its width is set for a phone; the column's help says it in full)."""
 CHART_ROWS = 15
 RANK_WIDTH, SYSTEM_WIDTH, SCORE_WIDTH, INTERVAL_WIDTH = 44, 150, 60, 96
 """Pixel widths of the first four columns: together (350 px) they fit a phone's screen (390 px wide, less the
@@ -68,7 +71,7 @@ def interval_text(row: pd.Series, agg: str) -> str:
     boot = pd.notna(row.get(f"{agg}_lo")) and pd.notna(row.get(f"{agg}_hi"))
     ties = pd.notna(row.get(f"{agg}_min")) and pd.notna(row.get(f"{agg}_max"))
     if not (boot or ties):
-        return TASK_LEVEL_ONLY
+        return TASK_LEVEL_CELL
     text = f"{row['combined_lo']:.3f}–{row['combined_hi']:.3f}"
     return text if boot and ties else text + (" (ties only)" if ties else " (no tie range)")
 
@@ -93,7 +96,7 @@ def interval_texts(rows: pd.DataFrame, agg: str) -> pd.Series:
     boot, ties = _known(rows, f"{agg}_lo", f"{agg}_hi"), _known(rows, f"{agg}_min", f"{agg}_max")
     lo = rows["combined_lo"].tolist() if "combined_lo" in rows else [None] * len(rows)
     hi = rows["combined_hi"].tolist() if "combined_hi" in rows else [None] * len(rows)
-    texts = [TASK_LEVEL_ONLY if not (b or t) else f"{a:.3f}–{z:.3f}"
+    texts = [TASK_LEVEL_CELL if not (b or t) else f"{a:.3f}–{z:.3f}"
              + ("" if b and t else (" (ties only)" if t else " (no tie range)"))
              for b, t, a, z in zip(boot, ties, lo, hi)]
     return pd.Series(texts, index=rows.index, dtype=object)

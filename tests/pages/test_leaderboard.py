@@ -52,7 +52,7 @@ def test_the_landing_says_per_row_task_level_only_and_points_to_the_per_query_re
     at = open_url(SHIPPED)
     assert_clean(at)
     table = at.dataframe[0].value
-    assert set(table["interval"]) == {boards.TASK_LEVEL_ONLY}, "published rows: no interval, said per row"
+    assert set(table["interval"]) == {"task-level only"}, "published rows: no interval, said per row (in full)"
     assert set(table["ranks"]) == {"not known"}
     assert "unknown" not in {m.value for m in at.metric}, "no headline 'unknown'"
     coverage = Store(SHIPPED).coverage()

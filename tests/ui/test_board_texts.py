@@ -32,7 +32,7 @@ def test_interval_words_equal_the_row_definition():
     assert got.index.tolist() == rows.index.tolist()
     assert got.tolist() == expected
     assert set(expected) == {"0.400–0.470", "0.400–0.470 (no tie range)", "0.400–0.470 (ties only)",
-                             boards.TASK_LEVEL_ONLY}
+                             boards.TASK_LEVEL_CELL}
 
 
 def test_rank_words_equal_the_row_definition():
