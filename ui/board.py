@@ -62,8 +62,13 @@ def ranking_line(board: Leaderboard, benchmark: str, order: str = "") -> str:
     whose = f"{name}'s own aggregate" if board.ranked_by == own else f"not {name}'s own, which is {own}"
     rows = (f" · rows in **Borda count** order (points from each task's ranking, the Borda column); the Rank "
             f"column stays {board.ranked_by}'s" if order == "borda" else "")
-    return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}){rows} · tie policy of the "
-            f"oblivious values: `{board.tie_policy}`")
+    ranks = board.ranked
+    shared = ("rank_lo" in ranks and ranks["rank_lo"].notna().any()
+              and (ranks["shared_rank"] != ranks["rank"]).any())
+    why = (" · **Rank** is shared: 1 + the systems surely better (their whole interval above), so systems whose "
+           f"intervals overlap share it; “Rank by {board.ranked_by}” orders the point values" if shared else "")
+    return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}){rows}{why} · tie policy of "
+            f"the oblivious values: `{board.tie_policy}`")
 
 
 # -------------------------------------------------------------------------------------------- per row

@@ -370,3 +370,15 @@ def test_an_mcr_board_says_where_chance_lies(open_url):
     assert below > 0  # even the uniform random baseline, by sampling: 0.30766 vs 0.30768
     full = open_url(SHIPPED, params=POOLED)  # nDCG of full retrieval: no chance line
     assert not [t for t in texts(full, "info") if t.startswith("**Chance")]
+
+
+def test_shared_ranks_are_explained_where_they_differ_from_the_point_ranks(open_url):
+    """The pooled board's Rank column reads 1, 1, 3, 3, 1, 5, 7, 1 (the constant baseline shares rank 1) beside
+    "Rank by G" 1–8, and nothing near the table said why."""
+    pooled = open_url(SHIPPED, params=POOLED)
+    assert_clean(pooled)
+    table = pooled.dataframe[0].value
+    assert (table["shared_rank"] != table["rank"]).any()
+    assert any("**Rank** is shared: 1 + the systems surely better" in c for c in texts(pooled, "caption"))
+    landing = open_url(SHIPPED)  # published scores: no interval, ranks equal the point ranks, nothing to explain
+    assert not any("**Rank** is shared" in c for c in texts(landing, "caption"))
