@@ -388,7 +388,7 @@ def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
     many = max(len(group) for group in groups)
     times = "twice" if many == 2 else f"up to {many} times"
     return (f"{words.counted(len(groups), 'model')} {'appears' if len(groups) == 1 else 'appear'} {times} "
-            f"on this board, under the names of different sources; each row is its own evaluation. {agg}: "
+            f"on this board, under the names of different sources; each row is its own evaluation. By {agg}: "
             + "; ".join(shown) + more + ". The Source column says whose each row is.")
 
 
