@@ -126,6 +126,7 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
             "relevant": st.column_config.CheckboxColumn("Relevant")})
     else:
         st.markdown(f"**Relevant document** (ranked against the task's pool of {len(documents):,} candidate "
-                    "answers)")
+                    "answers; a run keeps its top 100 and every document tied with the 100th: “Documents "
+                    "ranked” above)")
         for docid in relevant["docid"]:
             st.markdown(f"`{hints.safe_text(docid)}` — {hints.safe_text(documents.get(docid, ''))}")

@@ -282,3 +282,16 @@ def test_compare_marks_a_query_as_decided_by_ties_exactly_when_its_range_is_open
     assert ((bm25["max"] > bm25["min"]) & ~bm25["tied_at_cutoff"].astype(bool)).any(), "the case that was wrong"
     assert any("*Ties decide* means the system's score on that query depends on how its tied documents are "
                "ordered (min < max)" in m for m in texts(at, "markdown"))
+
+
+def test_compare_drill_down_on_the_pool_says_how_many_documents_a_run_ranked(open_url, shipped):
+    """Under "ranked against the task's pool of 4,408 candidate answers" the table said "Documents ranked 100"
+    with no word on why: the sentence now names the cut, and the counts bear it out (100, or more with ties)."""
+    at = open_url(shipped, "compare.py", {"setting": "full-pooled", "sys": [BM25, MINILM], "task": "WinoGrande",
+                                          "instr": "without"})
+    assert not at.exception
+    line = next(m for m in texts(at, "markdown") if m.startswith("**Relevant document** (ranked against"))
+    assert "a run keeps its top 100 and every document tied with the 100th" in line, line
+    pool = int(line.split("pool of ")[1].split(" ")[0].replace(",", ""))
+    numbers = next(df.value for df in at.dataframe if "n_candidates" in df.value.columns)
+    assert (numbers["n_candidates"] >= min(100, pool)).all() and (numbers["n_candidates"] <= pool).all()
