@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -45,10 +46,15 @@ def render() -> None:
         return
     g_of = dict(zip(board.ranked["system"], board.ranked["G"]))
     for col, name in zip(st.columns(len(chosen)), chosen):
-        col.metric(f"G · {name}", f"{g_of[name]:.4f}" if name in g_of else "not ranked",
+        col.metric(f"G (oblivious) · {name}", f"{g_of[name]:.4f}" if name in g_of else "not ranked",
                    help=("G of the oblivious task scores under the sidebar's tie policy, as the Leaderboard ranks; "
                          "the bars and the table below show tie-aware expected values where per-query results "
                          "exist." if name in g_of else "Missing at least one task, see the Leaderboard page."))
+    expected = board.ranked.set_index("system")["G_expected"] if "G_expected" in board.ranked else None
+    known = [name for name in chosen if expected is not None and name in expected and pd.notna(expected[name])]
+    if known:  # the headline is oblivious, the bars and the table below are expected values: both said here
+        st.caption("Tie-aware expected G (the bars and the table below): "
+                   + "; ".join(f"{hints.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
     per_task = data.per_task(view.data, chosen, view.cond)
     _per_task(per_task, chosen, key=None if view.data.overlay else ("compare", view.data, view.cond, tuple(chosen)))
     tasks_with_queries = sorted(per_task.loc[per_task["has_query_data"], "task"].unique().tolist())

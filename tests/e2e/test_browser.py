@@ -241,7 +241,7 @@ ROUND_TRIPS = [
      [("Condition A: precision", "bf16"), ("Condition B: precision", "bf16+hps")]),
     ("instructions", _change_precision, "Hurts most", "prec=bf16&", [("Precision", "bf16")]),
     ("mcr-vs-full", _change_mcr_task, "System × task points", "mcr_task=SIQA", [("Task", "SIQA")]),
-    ("compare", _change_compare_task, "G · e5-small", "task=PIQA", [("Task", "PIQA")]),
+    ("compare", _change_compare_task, "G (oblivious) · e5-small", "task=PIQA", [("Task", "PIQA")]),
 ]
 
 

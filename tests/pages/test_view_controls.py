@@ -207,7 +207,14 @@ def test_compare_per_task_scores_are_tie_aware(open_url):
     table = next(df for df in at.dataframe if "task" in df.value.columns and BM25 in df.value.columns)
     labels = {name: spec.get("label") for name, spec in json.loads(table.proto.columns).items()}
     assert labels[BM25] == f"{BM25} (expected)", "the header says which value the column holds"
-    assert any(m.label.startswith("G · ") and "oblivious" in (m.help or "") for m in at.metric)
+    assert any(m.label.startswith("G (oblivious) · ") and "oblivious" in (m.help or "") for m in at.metric)
+    # the headline's oblivious G and the expected G of the bars below, both on the page (only a tooltip said so)
+    from evalcore.store import Condition, Store
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", "p@1", "mcr", False, "fp32"), bootstrap=0)
+    want = board.ranked.set_index("system")["G_expected"]
+    line = next(c for c in texts(at, "caption") if c.startswith("Tie-aware expected G"))
+    for name in (BM25, MINILM):
+        assert f"{name.replace('_', chr(92) + '_')} {want[name]:.4f}" in line, line
 
 
 def test_rank_flips_offers_only_precisions_two_systems_share(open_url):
