@@ -51,6 +51,9 @@ class Provenance:
 
     snapshot: str = ""
     sources: dict[str, Source] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    """What :meth:`describe` calls a ``source`` value without a record, in place of "source VALUE" (a viewer's
+    own words for its own rows, e.g. the dashboard's "your upload")."""
 
     def find(self, source: str | None) -> Source | None:
         """The record of a ``source`` value (``mteb-results@f4cc6c8`` → ``mteb-results``), None when unknown."""
@@ -64,7 +67,7 @@ class Provenance:
         for value in sorted({str(s) for s in sources if s is not None and str(s) not in ("", "nan", "<NA>")}):
             record = self.find(value)
             if record is None:
-                unknown.append(f"source {value} (no provenance record)")
+                unknown.append(f"{self.names.get(value) or f'source {value}'} (no provenance record)")
             else:
                 lines.setdefault(record.key, record.line())
         return list(lines.values()) + unknown

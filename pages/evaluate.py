@@ -2,6 +2,7 @@
 tie-aware, beside the shipped systems, in every view, for this browser session only (issue 20)."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -13,7 +14,7 @@ from ui.navigation import PAGES_DIR
 TITLE = "Evaluate your run"
 SETTINGS = {"mcr": "Multiple choice (MCR)", "full-pooled": "Full (pooled candidates)"}
 UPLOADS_DRAWN = "_ev_uploads_drawn"  # the file widget's generation: a new one after each evaluation
-EVALUATED = "_ev_evaluated"  # the line saying what was evaluated, shown once after the rerun
+EVALUATED = "_ev_evaluated"  # what was evaluated and when "Evaluate" was clicked, said once after the rerun
 PRECISIONS = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "binary")
 INTRO = (
     "Where would your model land? **1.** Download the tasks' queries and candidates. **2.** Score them with any "
@@ -25,6 +26,7 @@ INTRO = (
 
 
 def render() -> None:
+    started = time.perf_counter()  # a click on "Evaluate" starts this run: the wait is timed from here
     view = hints.page_top(TITLE, INTRO)
     if view is None:
         return
@@ -49,11 +51,14 @@ def render() -> None:
                    "candidates (MCR) or the task's pooled candidates.")
     _inputs_download(view.data_dir, benchmark, setting)
     st.subheader("2 · Upload your run")
-    _upload_form(view, benchmark, setting)
+    evaluated = _upload_form(view, benchmark, setting, started)
     held = upload.candidate()
     if held is not None:
         st.subheader("3 · Where it lands")
         _result(view, held)
+    if evaluated is not None:  # said once the result is drawn: the time is the whole wait
+        slot, said = evaluated
+        slot.success(_evaluated_text(said, time.perf_counter() - said["clicked"]), icon=":material/check_circle:")
 
 
 def _limits() -> None:
@@ -109,7 +114,9 @@ def _inputs_download(data_dir: Path, benchmark: str, setting: str) -> None:
                f"--setting {setting} --out DIR`, with exactly the ids of the shipped results.")
 
 
-def _upload_form(view, benchmark: str, setting: str) -> None:
+def _upload_form(view, benchmark: str, setting: str, started: float):
+    """The form; after an evaluation, (an empty slot under it, what was evaluated) for :func:`render` to fill
+    once the result is drawn, else None."""
     limits = upload.LIMITS
     with st.form("ev_form", enter_to_submit=False, border=True):
         left, mid, right = st.columns([2, 1, 1])
@@ -128,11 +135,10 @@ def _upload_form(view, benchmark: str, setting: str) -> None:
                  ".gz too. One file per task named by the task, or one file with a task column.")
         st.caption(limits.sentence() + " Bad files are refused with the file and line; nothing is written.")
         submitted = st.form_submit_button("Evaluate", type="primary", icon=":material/play_arrow:")
-    evaluated = st.session_state.pop(EVALUATED, None)
-    if evaluated:
-        st.success(evaluated, icon=":material/check_circle:")
+    said = st.session_state.pop(EVALUATED, None)
+    evaluated = (st.empty(), said) if said else None
     if not submitted:
-        return
+        return evaluated
     try:
         request = upload.Request(upload.check_name(name), benchmark, setting,
                                  instruction == "with instruction", precision)
@@ -141,12 +147,25 @@ def _upload_form(view, benchmark: str, setting: str) -> None:
             held = upload.evaluate(request, uploads, view.data_dir, data.folder_store(view.data))
     except upload.UploadError as exc:
         st.error(f"Not evaluated — {hints.safe_text(str(exc))}", icon=":material/error:")
-        return
+        return None
     # a new file widget next run: Streamlit then drops the uploaded bytes (the rows are what the session keeps)
     st.session_state[UPLOADS_DRAWN] = st.session_state.get(UPLOADS_DRAWN, 0) + 1
-    st.session_state[EVALUATED] = (f"Evaluated **{hints.safe_text(held.system)}**: {held.run_rows:,} run rows, "
-                                   f"{held.rows.num_rows:,} per-query values, in {held.seconds:.1f} s.")
+    st.session_state[EVALUATED] = {"system": held.system, "run_rows": held.run_rows, "values": held.rows.num_rows,
+                                   "scored": held.seconds, "queued": held.queued, "clicked": started}
     st.rerun()
+
+
+def _evaluated_text(said: dict, seconds: float) -> str:
+    """What was evaluated and how long the visitor waited: ``seconds`` from the click on "Evaluate" to the
+    drawn result, on the server, split into checking and scoring the files (:attr:`upload.Candidate.seconds`,
+    less any wait for a slot) and placing the run on its board."""
+    parts = [f"{said['scored'] - said['queued']:.1f} s checking and scoring the files"]
+    if said["queued"] >= 0.05:
+        parts.insert(0, f"{said['queued']:.1f} s waiting for a free evaluation slot")
+    parts.append(f"{max(seconds - said['scored'], 0.0):.1f} s ranking it and drawing this page")
+    return (f"Evaluated **{hints.safe_text(said['system'])}**: {said['run_rows']:,} run rows, "
+            f"{said['values']:,} per-query values, in {seconds:.1f} s on the server from your click to this "
+            f"result ({', '.join(parts)}).")
 
 
 def _wait_text() -> str:
@@ -156,30 +175,27 @@ def _wait_text() -> str:
             f"{'is' if queued == 1 else 'are'} waiting for this server's {words.counted(upload.LIMITS.slots, 'slot')})")
 
 
-def _condition(held: upload.Candidate) -> Condition:
-    req = held.request
-    return Condition(req.benchmark, upload.DEFAULT_METRIC.get(req.setting, "ndcg@10"), req.setting,
-                     req.instruction, req.precision, "docid-desc")
-
-
 def _result(view, held: upload.Candidate) -> None:
     req = held.request
-    cond = _condition(held)
+    cond = upload.board_condition(held, view.cond)  # the sidebar's metric and tie policy where they apply
     board = data.leaderboard(data.snapshot(view.data_dir), cond)  # a snapshot taken now holds the new run
     st.markdown(f"**{hints.safe_text(held.system)}** — {_benchmark_name(req.benchmark)}, {SETTINGS[req.setting]}, "
                 f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
                 + ", ".join(f"`{hints.safe_text(Path(f).name)}`" for f in held.files[:10])
                 + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
-    upload.board_line(board, cond, held)
+    upload.board_line(board, cond, held, name_setting=cond.setting != view.cond.setting)
+    moved = upload.moved_line(cond, view.cond)
+    if moved:
+        st.caption(":material/alt_route: " + hints.safe_text(moved))
     left, mid, right, far = st.columns(4)
     if left.button("Show in the Leaderboard", icon=":material/leaderboard:", key="ev_go_board"):
-        _go("leaderboard.py", held)
+        _go("leaderboard.py", held, cond)
     others = [s for s in board.ranked["system"].tolist() if s != held.system]
     if mid.button("Compare with the top system", icon=":material/compare_arrows:", key="ev_go_compare",
                   disabled=not others):
-        _go("compare.py", held, sys=[held.system, others[0]], values="expected")
+        _go("compare.py", held, cond, sys=[held.system, others[0]], values="expected")
     if right.button("Its ties & precision", icon=":material/balance:", key="ev_go_ties"):
-        _go("ties-and-precision.py", held)
+        _go("ties-and-precision.py", held, cond)
     if far.button("Remove from this session", icon=":material/delete:", key="ev_forget"):
         upload.forget()
         st.rerun()
@@ -195,9 +211,10 @@ def _result(view, held: upload.Candidate) -> None:
     _keep_it(view, held)
 
 
-def _go(page: str, held: upload.Candidate, **extra) -> None:
-    """Open ``page`` showing the run's condition (as the visitor's choice, kept by the sidebar) in this session."""
-    for key, value in {**upload.condition_wishes(held), **extra}.items():
+def _go(page: str, held: upload.Candidate, cond: Condition, **extra) -> None:
+    """Open ``page`` showing ``cond`` — the board the result was ranked on — as the visitor's choice (kept by
+    the sidebar) in this session."""
+    for key, value in {**upload.condition_wishes(held, cond.metric, cond.tie_policy), **extra}.items():
         state.set_wish(key, value)
     st.switch_page(PAGES_DIR / page)
 

@@ -35,6 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ui import words
+from ui.upload_eval import SOURCE
 
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,9 @@ SUFFIX = " (your run)"
 chart, and cannot be a shipped system's name."""
 NAME_CHARS = 60
 UPLOAD_TYPES = ("trec", "run", "txt", "tsv", "csv", "jsonl", "json", "parquet", "gz")
+SOURCE_WORDS = {SOURCE: "your upload"}
+"""What a "Sources:" line calls an uploaded run's ``source`` (it has no provenance record):
+:func:`ui.data.provenance` names it so."""
 SESSION_KEY = "_tb_candidate"
 _OVERLAY_KEY = "_tb_candidate_overlay"
 _MEMO_KEY = "_tb_candidate_answers"
@@ -113,11 +117,25 @@ class Candidate:
     files: tuple[str, ...]
     run_rows: int
     seconds: float
+    """Wall time of :func:`evaluate`: the files' checks, the wait for a slot, the child process (start, read,
+    score) and the overlay's check — not the page's ranking of the result (``pages/evaluate.py`` times that)."""
     summary: dict = field(default_factory=dict)
+    queued: float = 0.0
+    """Of :attr:`seconds`, the wait for a free evaluation slot."""
 
     @property
     def system(self) -> str:
         return self.request.system
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics the run was evaluated with (those of its setting's shipped runs), in the rows' order."""
+        return tuple(dict.fromkeys(self.rows.column("metric").to_pylist()))
+
+    @property
+    def tie_policies(self) -> tuple[str, ...]:
+        """The tie policies of the run's oblivious values."""
+        return tuple(dict.fromkeys(self.rows.column("tie_policy").to_pylist()))
 
     def frame(self):
         return self.rows.to_pandas()
@@ -272,16 +290,19 @@ def waiting() -> int:
 
 
 def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path) -> tuple[dict, bytes]:
-    """Evaluate ``files`` in ``ui/upload_worker.py`` under the limits; (answer header, Arrow IPC body).
-    UploadError for a refusal, a busy server or a time-out."""
+    """Evaluate ``files`` in ``ui/upload_worker.py`` under the limits; (answer header, Arrow IPC body). The
+    header's ``queued_seconds`` is how long the call waited for a slot. UploadError for a refusal, a busy
+    server or a time-out."""
     global _waiting
     with _waiting_lock:
         _waiting += 1
+    queued = time.perf_counter()
     try:
         got = _slots.acquire(timeout=LIMITS.queue_seconds)
     finally:
         with _waiting_lock:
             _waiting -= 1
+    queued = time.perf_counter() - queued
     if not got:
         raise UploadError(f"the server is busy evaluating other runs ({LIMITS.slots} at a time); "
                           "try again in a minute")
@@ -314,6 +335,7 @@ def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path) 
         if answer.get("internal"):
             LOG.error("upload worker: %s", answer.get("message"))
         raise UploadError(str(answer.get("message") or "the upload could not be evaluated"))
+    answer["queued_seconds"] = queued
     return answer, body
 
 
@@ -321,6 +343,7 @@ def evaluate(request: Request, files: list[tuple[str, bytes]], data_dir: Path, b
     """Check, evaluate and hold ``files`` as the session's candidate (replacing any earlier one); the overlay
     view over ``base`` (the data folder's store) must accept the rows. UploadError when anything is wrong;
     then the session keeps what it had."""
+    started = time.perf_counter()
     if not files:
         raise UploadError("choose at least one run file")
     if len(files) > LIMITS.files:
@@ -330,25 +353,27 @@ def evaluate(request: Request, files: list[tuple[str, bytes]], data_dir: Path, b
     for name, data in files:
         if len(data) > cap:
             raise UploadError(f"{name}: {len(data):,} bytes; at most {LIMITS.upload_mb} MB per file")
-    started = time.perf_counter()
     answer, body = run_child(request, files, data_dir)
     rows = pa.ipc.open_stream(body).read_all()
-    seconds = time.perf_counter() - started
     digest = hashlib.sha256(body + json.dumps(request.__dict__, sort_keys=True).encode()).hexdigest()[:16]
+    fingerprint = getattr(base, "loaded_fingerprint", None)
     try:
-        base.with_overlay(rows, name=f"your run {request.name!r}")
+        view = base.with_overlay(rows, name=f"your run {request.name!r}")
     except Exception as exc:  # an InputError naming the server's folder: say it without the path
         message = str(exc).replace(str(base.data_dir), "the data folder")
         raise UploadError(message) from None
     held = Candidate(request=request, rows=rows, digest=digest, files=tuple(name for name, _ in files),
-                     run_rows=int(answer.get("run_rows", 0)), seconds=seconds,
-                     summary={k: v for k, v in answer.items() if k not in ("ok", "rows")})
+                     run_rows=int(answer.get("run_rows", 0)), seconds=time.perf_counter() - started,
+                     summary={k: v for k, v in answer.items() if k not in ("ok", "rows", "queued_seconds")},
+                     queued=float(answer.get("queued_seconds", 0.0)))
     state = _session()
     if state is not None:
         forget()
         state[SESSION_KEY] = held
+        if fingerprint is not None:  # the view just checked is the one the views ask (not built again)
+            state[_OVERLAY_KEY] = (fingerprint, digest, view)
     LOG.info("candidate %r evaluated: %d files, %d run rows, %d per-query rows in %.1f s", request.system,
-             len(files), held.run_rows, rows.num_rows, seconds)
+             len(files), held.run_rows, rows.num_rows, held.seconds)
     return held
 
 
@@ -384,7 +409,7 @@ def ingest(held: Candidate, data_dir: Path) -> str:
     from evalcore.commands.ingest import ingest_rows
 
     try:
-        rows = held.frame().assign(system=held.request.name, source="dashboard upload")  # an ordinary system now
+        rows = held.frame().assign(system=held.request.name, source=SOURCE)  # an ordinary system now
         written = ingest_rows(rows, data_dir, name=f"your run {held.request.name!r}")
     except InputError as exc:
         raise UploadError(str(exc).replace(str(data_dir), "the data folder")) from None
@@ -393,15 +418,53 @@ def ingest(held: Candidate, data_dir: Path) -> str:
 
 
 DEFAULT_METRIC = {"mcr": "p@1", "full-pooled": "ndcg@10"}
-"""The metric a view shows the candidate under when it moves the sidebar to the candidate's condition."""
+"""The metric a view shows the candidate under when it moves the sidebar to the candidate's condition and the
+sidebar's own metric is not one the candidate was evaluated with."""
+DEFAULT_TIE_POLICY = "docid-desc"
 
 
-def condition_wishes(held: Candidate, metric: str | None = None) -> dict:
+def board_condition(held: Candidate, shown=None):
+    """The condition the candidate is ranked under, beside a sidebar showing ``shown`` (a
+    :class:`~evalcore.store.Condition`, or None): the run's own benchmark, setting, instruction state and
+    precision; the sidebar's metric when the sidebar shows the run's setting and the run was evaluated with it,
+    else the setting's :data:`DEFAULT_METRIC` (as the sidebar's own default follows the setting: p@1, the
+    accuracy, for MCR); the sidebar's tie policy where the run has it, else :data:`DEFAULT_TIE_POLICY`."""
+    from evalcore.store import Condition
+
+    req = held.request
+    wanted_metric = getattr(shown, "metric", None) if getattr(shown, "setting", None) == req.setting else None
+    wanted_ties = getattr(shown, "tie_policy", None)
+    metric = wanted_metric if wanted_metric in held.metrics else DEFAULT_METRIC.get(req.setting, "ndcg@10")
+    ties = wanted_ties if wanted_ties in held.tie_policies else DEFAULT_TIE_POLICY
+    return Condition(req.benchmark, metric, req.setting, req.instruction, req.precision, ties)
+
+
+SETTING_WORDS = {"mcr": "MCR", "full-pooled": "full (pooled)", "full": "full retrieval"}
+INSTRUCTION_WORDS = {None: "instructions as published", False: "without instruction", True: "with instruction"}
+
+
+def moved_line(cond, shown) -> str:
+    """One line when ``cond`` (where the candidate is ranked: :func:`board_condition`) is not the sidebar's
+    ``shown``: which fields differ, the sidebar's value beside each; '' when they agree."""
+    fields = (("setting", lambda v: SETTING_WORDS.get(v, v)), ("metric", str),
+              ("instruction", lambda v: INSTRUCTION_WORDS.get(v, v)), ("precision", str),
+              ("tie_policy", lambda v: f"ties {v}"), ("benchmark", str))
+    differ = [(say(getattr(cond, name)), say(getattr(shown, name))) for name, say in fields
+              if getattr(cond, name) != getattr(shown, name)]
+    if not differ:
+        return ""
+    return ("Ranked on your run's own board, not the sidebar's: "
+            + "; ".join(f"{mine} (the sidebar: {theirs})" for mine, theirs in differ)
+            + ". “Show in the Leaderboard” opens this board.")
+
+
+def condition_wishes(held: Candidate, metric: str | None = None, tie_policy: str | None = None) -> dict:
     """The sidebar's URL keys set to the candidate's condition (``ui/state.py`` wishes)."""
     req = held.request
     return {"bench": req.benchmark, "setting": req.setting, "metric": metric or DEFAULT_METRIC.get(req.setting,
                                                                                                    "ndcg@10"),
-            "instr": "with" if req.instruction else "without", "prec": req.precision, "ties": "docid-desc"}
+            "instr": "with" if req.instruction else "without", "prec": req.precision,
+            "ties": tie_policy or DEFAULT_TIE_POLICY}
 
 
 def _show_condition(held: Candidate) -> None:
@@ -413,7 +476,7 @@ def _show_condition(held: Candidate) -> None:
 
 def condition_words(held: Candidate) -> str:
     req = held.request
-    setting = {"mcr": "MCR", "full-pooled": "full (pooled)"}.get(req.setting, req.setting)
+    setting = SETTING_WORDS.get(req.setting, req.setting)
     return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
             f"{req.precision}")
 
@@ -433,9 +496,11 @@ def sidebar_box() -> None:
                help="Set the sidebar to the condition your run was evaluated under (it is one more system there).")
 
 
-def board_line(board, cond, held: Candidate | None = None) -> None:
-    """One line about the session's candidate on a board of ``cond``: its shared rank, its aggregate with the
-    tie range and interval — or where it was evaluated when that is another condition. Nothing without one."""
+def board_line(board, cond, held: Candidate | None = None, *, name_setting: bool = False) -> None:
+    """One line about the session's candidate on a board of ``cond``: the metric (and, with ``name_setting``,
+    the setting) it is ranked by, its shared rank, its aggregate with the tie range and interval — or where it
+    was evaluated when that is another condition. The run is named once, by the visitor's name. Nothing
+    without one."""
     import math
 
     import streamlit as st
@@ -446,7 +511,7 @@ def board_line(board, cond, held: Candidate | None = None) -> None:
     req = held.request
     same = (cond.benchmark, cond.setting, cond.precision) == (req.benchmark, req.setting, req.precision) \
         and cond.instruction in (None, req.instruction)
-    name = _safe(held.system)
+    name = _safe(req.name)
     if not same:
         st.info(f"Your run **{name}** was evaluated on {_safe(condition_words(held))}: “Show its condition” "
                 "in the sidebar shows it here.", icon=":material/person:")
@@ -464,7 +529,8 @@ def board_line(board, cond, held: Candidate | None = None) -> None:
         value = row.get(column)
         return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
-    st.success(f"Your run **{name}**: shared rank **{int(row['shared_rank'])}** of {len(board.ranked)} by "
+    where = _safe(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
+    st.success(f"Your run **{name}** — {where}: shared rank **{int(row['shared_rank'])}** of {len(board.ranked)} by "
                f"{agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
                f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
                f"{number(agg + '_hi')}]); rank range {_rank_range(row)}.", icon=":material/person:")

@@ -7,6 +7,9 @@ import os
 
 import pyarrow as pa
 
+SOURCE = "dashboard upload"
+"""The ``source`` of an uploaded run's rows (and of the rows ``Add to the leaderboard`` writes)."""
+
 
 def evaluate_uploads(files: list[tuple[str, bytes]], *, benchmark: str, setting: str, instruction: bool,
                      precision: str, system: str, max_rows: int) -> tuple[pa.Table, dict]:
@@ -22,6 +25,6 @@ def evaluate_uploads(files: list[tuple[str, bytes]], *, benchmark: str, setting:
 
         raise InputError(f"too many rows: {run.n_rows:,} (at most {max_rows:,} per upload)")
     frame = candidate.evaluate_candidate(inputs, run, name=system, precision=precision, instruction=instruction,
-                                         source="dashboard upload")
+                                         source=SOURCE)
     summary = {"run_rows": run.n_rows, "tasks": list(inputs.tasks), "files": run.files}
     return pa.Table.from_pandas(frame, preserve_index=False), summary

@@ -1,0 +1,185 @@
+"""The "Evaluate your run" view (pages/evaluate.py) after an upload, as a first-time visitor meets it: a
+multiple-choice (MCR) run of a word-overlap scorer with one-decimal scores (many ties), uploaded while the
+sidebar shows full retrieval and nDCG@10 — the review's case. The result sentence must name the metric and
+setting it ranks by, its numbers must be those of the board "Show in the Leaderboard" opens, the run is named
+once, the sources line names the upload in plain words, and the reported time covers the whole wait.
+
+Each upload goes through the page's form and the real child process (``ui/upload_worker.py``) on a small
+real data folder (tests/upload_data.py: two RAR-b tasks)."""
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import upload_data
+from evalcore.store import Condition, Store
+from ui import upload
+
+NAME = "overlap"
+SIDEBAR = {"bench": "rar-b", "setting": "full", "metric": "ndcg@10", "instr": "any", "prec": "fp32",
+           "ties": "docid-desc"}  # the review's URL: /evaluate?bench=rar-b&setting=full&metric=ndcg%4010&...
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return upload_data.write_two_tasks(tmp_path_factory.mktemp("evaluate-data"))
+
+
+def _words(text) -> set[str]:
+    return set(re.findall(r"\w+", str(text).lower()))
+
+
+@pytest.fixture(scope="module")
+def overlap_run(folder) -> list[tuple[str, bytes]]:
+    """One TREC file per task: each MCR candidate scored by the share of its words found in the query, to one
+    decimal (so many candidates tie), as the review's word-overlap scorer."""
+    tasks = folder / "tasks" / "rar-b"
+    queries = pq.read_table(tasks / "queries.parquet").to_pandas().set_index(["task", "qid"])["text"]
+    documents = pq.read_table(tasks / "documents.parquet").to_pandas().set_index(["task", "docid"])["text"]
+    candidates = pq.read_table(tasks / "candidates.parquet").to_pandas()
+    files = []
+    for task, rows in candidates.groupby("task"):
+        lines = []
+        for qid, docs in rows.groupby("qid"):
+            query = _words(queries[(task, qid)])
+            scored = [(docid, round(len(query & _words(documents[(task, pool)])) / max(len(_words(documents[(
+                task, pool)])), 1), 1)) for docid, pool in zip(docs["docid"], docs["pool_docid"])]
+            scored.sort(key=lambda item: -item[1])
+            lines += [f"{qid} Q0 {docid} {rank} {score:.1f} overlap" for rank, (docid, score) in enumerate(scored, 1)]
+        files.append((f"{task}.trec", ("\n".join(lines) + "\n").encode()))
+    return files
+
+
+class FakeUpload:
+    """What ``st.file_uploader`` hands the page: a name and the bytes."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+@pytest.fixture
+def evaluated(monkeypatch, folder, overlap_run):
+    """``evaluated(params)`` -> an AppTest session opened at ``/evaluate?<params>`` that uploaded the overlap
+    run as MCR, without instruction, fp32, and clicked "Evaluate"."""
+    import streamlit
+    from streamlit.testing.v1 import AppTest
+
+    from ui.navigation import MAIN_SCRIPT, PAGES_DIR
+
+    monkeypatch.setenv("TIEBREAK_DATA", str(folder))
+    real = streamlit.file_uploader
+
+    def file_uploader(*args, **kwargs):
+        real(*args, **kwargs)
+        return [FakeUpload(name, data) for name, data in overlap_run]
+
+    monkeypatch.setattr(streamlit, "file_uploader", file_uploader)
+
+    def _open(params: dict = SIDEBAR):
+        at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=180)
+        at.switch_page(os.path.relpath(PAGES_DIR / "evaluate.py", MAIN_SCRIPT.parent))
+        at.query_params.update(params)
+        at.run()
+        at.radio(key="ev_setting").set_value("mcr").run()
+        at.text_input(key="ev_name").input(NAME)
+        next(b for b in at.button if "FormSubmitter" in (b.key or "")).click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        return at
+
+    return _open
+
+
+def _line(at) -> str:
+    return next(s.value for s in at.success if "shared rank" in s.value)
+
+
+def _board(folder, overlap_run, cond: Condition):
+    """The board of ``cond`` with the overlap run in it, computed here from the engine (not the page)."""
+    base = Store(folder)
+    held = upload.evaluate(upload.Request(NAME, "rar-b", "mcr", False, "fp32"), overlap_run, folder, base)
+    ranked = base.with_overlay(held.rows, name="probe").leaderboard(cond, bootstrap=0).ranked
+    return ranked.set_index("system").loc[held.system]
+
+
+def test_the_result_names_the_board_it_ranks_on_and_its_numbers_are_that_boards(evaluated, folder, overlap_run):
+    """Review (a): the sidebar showed full retrieval and nDCG@10; the page ranked the MCR run by p@1 (MCR's own
+    metric: the accuracy) without naming metric or setting. Now the sentence names both, one line says the
+    board is not the sidebar's, its G and expected G are the MCR p@1 board's, and "Show in the Leaderboard"
+    opens that board."""
+    at = evaluated()
+    line = _line(at)
+    assert "p@1 · MCR" in line, line
+    row = _board(folder, overlap_run, Condition("rar-b", "p@1", "mcr", False, "fp32", "docid-desc"))
+    assert f"by G = **{row['G']:.4f}** (expected {row['G_expected']:.4f}, tie range [{row['G_min']:.4f}, " \
+           f"{row['G_max']:.4f}]" in line, (line, row[["G", "G_expected", "G_min", "G_max"]])
+    moved = [c.value for c in at.caption if "Ranked on" in c.value]
+    assert len(moved) == 1, moved  # (this folder has no full retrieval: the sidebar moved to the pooled setting)
+    assert "MCR (the sidebar: full" in moved[0] and "p@1 (the sidebar: ndcg@10)" in moved[0], moved
+
+    at.button(key="ev_go_board").click().run()  # "Show in the Leaderboard": the board the sentence named
+    params = {key: at.query_params[key] for key in ("setting", "metric", "instr", "prec", "ties")}
+    assert params == {"setting": "mcr", "metric": "p@1", "instr": "without", "prec": "fp32",
+                      "ties": "docid-desc"}, params
+    assert _line(at) == line.replace("p@1 · MCR", "p@1")  # the same numbers on the board it opened
+
+
+def test_the_sidebars_metric_is_kept_where_the_run_has_it(evaluated, folder, overlap_run):
+    """The sidebar at MCR, nDCG@10, without instruction: the run is ranked on exactly that board — nDCG@10
+    named, the setting not (it is the sidebar's), no moved line — and the numbers are that board's."""
+    at = evaluated({**SIDEBAR, "setting": "mcr", "instr": "without"})
+    line = _line(at)
+    assert f"**{NAME}** — ndcg@10:" in line, line
+    row = _board(folder, overlap_run, Condition("rar-b", "ndcg@10", "mcr", False, "fp32", "docid-desc"))
+    assert f"by G = **{row['G']:.4f}** (expected {row['G_expected']:.4f}," in line, line
+    assert not [c.value for c in at.caption if "Ranked on" in c.value]
+    at.button(key="ev_go_board").click().run()
+    assert at.query_params["metric"] == "ndcg@10" and _line(at) == line
+
+
+def test_the_run_is_named_once(evaluated):
+    """Review (b): "Your run **overlap (your run)**" said the name twice."""
+    line = _line(evaluated())
+    assert line.startswith(f"Your run **{NAME}** "), line
+    assert line.lower().count("your run") == 1 and line.count(NAME) == 1, line
+
+
+def test_the_sources_line_names_the_upload_in_plain_words(evaluated):
+    """Review (c): the sources line said "source dashboard upload (no provenance record)"."""
+    at = evaluated()
+    at.button(key="ev_go_ties").click().run()  # "Its ties & precision": a view with a "Sources:" line
+    assert [t.value for t in at.title] == ["Ties & precision"] and not at.exception
+    sources = next(c.value for c in at.caption if c.value.startswith("Sources:"))
+    assert "your upload (no provenance record)" in sources and "dashboard upload" not in sources, sources
+
+
+def test_the_reported_time_is_the_whole_wait(evaluated, monkeypatch):
+    """Review (d): "in 1.0 s" timed the child process only, while the visitor waited 4.6 s (the overlay's
+    check and the board's ranking came after). Work the server does in the page's own process — slowed here —
+    must show in the reported time, and the overlay view is built once per evaluation, not twice."""
+    delay = 1.5
+    real = Store.with_overlay
+    calls = []
+
+    def slow_overlay(self, *args, **kwargs):
+        calls.append(1)
+        time.sleep(delay)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "with_overlay", slow_overlay)
+    started = time.perf_counter()
+    at = evaluated()
+    waited = time.perf_counter() - started
+    said = next(s.value for s in at.success if s.value.startswith("Evaluated"))
+    seconds = float(re.search(r" in ([0-9.]+) s\b", said).group(1))
+    assert seconds >= delay * len(calls) - 0.05, (said, len(calls))
+    assert seconds <= waited + 0.05, (said, waited)
+    assert "checking and scoring the files" in said and "ranking it" in said, said
+    assert len(calls) == 1, "the overlay view checked at evaluation is the one the views use"
