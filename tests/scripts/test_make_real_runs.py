@@ -264,7 +264,7 @@ def test_the_shipped_systems_table_is_the_scripts_and_sizes_are_known() -> None:
 
 
 def test_wordllamas_size_is_its_weights_as_run() -> None:
-    wordllama = pytest.importorskip("wordllama")
+    wordllama = require_module("wordllama", "bash scripts/install-dev.sh (requirements-models.txt)")
     from wordllama import WordLlama
 
     model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
