@@ -20,8 +20,8 @@ def render() -> None:
     view = hints.page_top(TITLE, (
         "Two conditions, same systems, same tasks: if the leaderboard order changes when only the numeric "
         "precision changes, the ranking was decided by rounding and tie-breaking rather than by the models. "
-        "Kendall τ summarises agreement (1 = same order); overlapping [G_min, G_max] intervals mark pairs that "
-        "ties alone cannot separate."), need=NEED)
+        "Kendall τ summarises agreement (1 = same order); overlapping tie ranges [min, max] of the ranked score "
+        "(G, or the one task's score) mark pairs that ties alone cannot separate."), need=NEED)
     if view is None:
         return
     precisions, left_out = _paired_precisions(view)
@@ -60,6 +60,7 @@ def render() -> None:
     flips = data.rank_flips(view.data, replace(view.cond, precision=prec_a), replace(view.cond, precision=prec_b),
                             systems=view.systems, tasks=None if scope == "G" else [scope])
     ranks = flips.ranks
+    what = "G" if scope == "G" else f"{scope} score"  # one task ranks by its own score (G of one task)
     if len(ranks) < 2:
         hints.explain_missing(
             _fewer_than_two(len(ranks), prec_a, prec_b, len(flips.tasks)),
@@ -73,8 +74,8 @@ def render() -> None:
     cols[1].metric("Kendall τ-b", f"{flips.kendall_tau_b:.3f}", help="Agreement of the two orders (1 = identical).")
     cols[2].metric("Flipped pairs", f"{len(flips.flipped_pairs)}")
     cols[3].metric("Overlapping pairs", f"{len(flips.overlapping_pairs)}",
-                   help=glossary.tip("tie-range", before="Pairs whose tie-aware [G_min, G_max] intervals overlap "
-                                                                "under A or B: ties alone cannot order them."))
+                   help=glossary.tip("tie-range", before=f"Pairs whose tie ranges [{what} min, {what} max] "
+                                                                "overlap under A or B: ties alone cannot order them."))
     kinds = _kinds(view, ranks["system"].tolist(), prec_b)
     _kind_note(kinds, prec_a, prec_b)
     gaps = coverage_gaps.sentence(coverage_gaps.left_out(data.coverage(view.data), view.cond, ranks["system"],
@@ -84,7 +85,7 @@ def render() -> None:
     charts.draw_remembered(None if view.data.overlay else (  # built once per question (issue 23)
         "rank-flips", view.data, view.cond, view.systems, prec_a, prec_b, scope),
         lambda: _slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
-    _pairs(flips, prec_a, prec_b)
+    _pairs(flips, prec_a, prec_b, what)
 
 
 def _paired_precisions(view: sidebar.View) -> tuple[list[str], list[str]]:
@@ -181,7 +182,7 @@ def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str
     return fig
 
 
-def _pairs(flips, prec_a: str, prec_b: str) -> None:
+def _pairs(flips, prec_a: str, prec_b: str, what: str = "G") -> None:
     st.subheader(f"Flipped pairs ({len(flips.flipped_pairs)})")
     if flips.flipped_pairs.empty:
         st.success(f"No pair of systems changes order between {prec_a} and {prec_b}.")
@@ -190,21 +191,25 @@ def _pairs(flips, prec_a: str, prec_b: str) -> None:
         number = tables.number
         st.dataframe(flips.flipped_pairs, hide_index=True, width="stretch", column_config={
             "system_1": "System 1", "system_2": "System 2",
-            "G_a_1": number(f"G₁ ({prec_a})"), "G_a_2": number(f"G₂ ({prec_a})"),
-            "G_b_1": number(f"G₁ ({prec_b})"), "G_b_2": number(f"G₂ ({prec_b})"),
+            "G_a_1": number(f"{what}₁ ({prec_a})"), "G_a_2": number(f"{what}₂ ({prec_a})"),
+            "G_b_1": number(f"{what}₁ ({prec_b})"), "G_b_2": number(f"{what}₂ ({prec_b})"),
             "intervals_overlap": st.column_config.CheckboxColumn(
-                "Intervals overlap", help="Their [G_min, G_max] intervals overlap: ties alone could explain the flip."),
+                "Intervals overlap", help=f"Their tie ranges [{what} min, {what} max] overlap: ties alone could "
+                                          "explain the flip."),
         })
     st.subheader(f"Pairs ties cannot separate ({len(flips.overlapping_pairs)})")
     if flips.overlapping_pairs.empty:
-        st.caption("No two systems have overlapping [G_min, G_max] intervals (published scores carry no interval).")
+        published = flips.ranks[["G_min_a", "G_min_b"]].isna().any(axis=1).any()
+        st.caption(f"No two systems have overlapping tie ranges [{what} min, {what} max]"
+                   + (" (published scores carry no tie range)." if published else "."))
     else:
         table = flips.overlapping_pairs.assign(
             condition=flips.overlapping_pairs["condition"].map({"a": prec_a, "b": prec_b}))
         st.dataframe(table, hide_index=True, width="stretch", column_config={
             "condition": "Condition", "system_1": "System 1", "system_2": "System 2",
             **{c: tables.number(label) for c, label in (
-                ("lo_1", "G min (1)"), ("hi_1", "G max (1)"), ("lo_2", "G min (2)"), ("hi_2", "G max (2)"))}})
+                ("lo_1", f"{what} min (1)"), ("hi_1", f"{what} max (1)"), ("lo_2", f"{what} min (2)"),
+                ("hi_2", f"{what} max (2)"))}})
 
 
 render()

@@ -295,3 +295,19 @@ def test_compare_drill_down_on_the_pool_says_how_many_documents_a_run_ranked(ope
     pool = int(line.split("pool of ")[1].split(" ")[0].replace(",", ""))
     numbers = next(df.value for df in at.dataframe if "n_candidates" in df.value.columns)
     assert (numbers["n_candidates"] >= min(100, pool)).all() and (numbers["n_candidates"] <= pool).all()
+
+
+def test_rank_flips_by_one_task_speaks_of_that_tasks_score(open_url, shipped):
+    """Ranked by WinoGrande alone, fp32 → binary, the page said "No two systems have overlapping [G_min, G_max]
+    intervals (published scores carry no interval)": neither G nor published scores were on it."""
+    params = {"setting": "full-pooled", "flip_a": "fp32", "flip_b": "binary", "flip_task": "WinoGrande"}
+    at = open_url(shipped, "rank-flips.py", params)
+    assert not at.exception and not texts(at, "error"), texts(at, "error")
+    assert "Pairs ties cannot separate (0)" in texts(at, "subheader")
+    said = " ".join(texts(at, "caption"))
+    assert "No two systems have overlapping tie ranges [WinoGrande score min, WinoGrande score max]." in said, said
+    assert "published scores" not in said and "G_min" not in said
+    overall = open_url(shipped, "rank-flips.py", {**params, "flip_task": "G", "flip_b": "bf16"})
+    assert not texts(overall, "error"), texts(overall, "error")
+    labels = [m.help or "" for m in overall.metric if m.label == "Overlapping pairs"]
+    assert labels and "[G min, G max]" in labels[0], labels
