@@ -28,16 +28,17 @@ def render() -> None:
         return
     hints.condition_line(view, skip=("precision",), note=" · every precision")
     hints.sources_line(view, skip=("precision",))
-    _tie_summary(view)
+    task = _tie_summary(view)
     st.divider()
-    _what_if(view)
+    _what_if(view, task)
 
 
 def _precision_key(name: str) -> tuple[int, str]:
     return (PRECISION_ORDER.index(name) if name in PRECISION_ORDER else len(PRECISION_ORDER), name)
 
 
-def _tie_summary(view: sidebar.View) -> None:
+def _tie_summary(view: sidebar.View) -> str:
+    """The tie statistics of the chosen task ("all": every task); returns the task."""
     tasks = view.tasks_with_results(any_precision=True, query_data=True)
     task = state.select("tp_task", "Task", ["all"] + tasks, "all", always=False,
                         format_func=lambda t: "all tasks (mean over tasks)" if t == "all" else t,
@@ -49,7 +50,7 @@ def _tie_summary(view: sidebar.View) -> None:
             "Tie statistics need per-query oblivious / expected / min / max values, which published leaderboards "
             "do not contain. Evaluate a run with the tie-aware engine and add it, once per precision:",
             hints.ingest_hint(view, precision="bf16"))
-        return
+        return task
     kinds = data.precision_kinds(view.data)
     kinds = kinds[(kinds["benchmark"] == view.cond.benchmark) & (kinds["setting"] == view.cond.setting)]
     summary = summary.merge(kinds[["system", "precision", "precision_kind"]], on=["system", "precision"], how="left")
@@ -91,6 +92,7 @@ def _tie_summary(view: sidebar.View) -> None:
                                                       min_value=0.0, max_value=1.0),
         "n_tasks": number("Tasks", 0), "n_queries": number("Queries", 0),
     })
+    return task
 
 
 PROFILE_COLUMNS = 3  # panels per row on a wide screen; Streamlit stacks columns on a phone
@@ -141,7 +143,8 @@ def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go
     return go.Figure(data=[bars, expected, oblivious], layout=layout)
 
 
-def _what_if(view: sidebar.View) -> None:
+def _what_if(view: sidebar.View, task: str = "all") -> None:
+    """The what-if of a shipped FP32 run; by default a run of the table's ``task`` when one is shipped."""
     st.subheader("What if this run were scored at lower precision?")
     st.markdown("Re-scores a shipped FP32 run as a BF16 / FP16 pipeline would have (with and without HPS) and "
                 "evaluates all three tie-aware, live, under the sidebar's metric and tie policy.")
@@ -162,16 +165,21 @@ def _what_if(view: sidebar.View) -> None:
         return
     labels = {Path(p).name: row for p, row in zip(matching["path"], matching.to_dict("records"))}
     left, mid, right = st.columns([2, 1, 1.4])
-    run_name = state.select("wi_run", "Run", sorted(labels), None, where=left,
+    of_task = [name for name in sorted(labels) if labels[name]["task"] == task]
+    run_name = state.select("wi_run", "Run", sorted(labels), of_task[0] if of_task else None, where=left,
                             format_func=lambda n: f"{labels[n]['system']} · {labels[n]['task']} ({n})")
     to = state.select("wi_to", "Precision", list(WHAT_IF_PRECISIONS), "bf16", where=mid, widget="radio")
     scoring = state.select("wi_scoring", "Scores are", list(SCORINGS), "score", where=right, widget="radio",
                            format_func=lambda s: {"score": "similarities", "sigmoid": "logits"}[s],
                            help="How the final scoring step works: " + "; ".join(SCORINGS.values()))
     run = labels[run_name]
+    if task in ("all", run["task"]):
+        relation = "the same condition as the table above" + (" (one of its tasks)" if task == "all" else "")
+    else:
+        relation = (f"the table above shows {task}; this run is on {run['task']}"
+                    + (f" (a {task} run is in the list)" if of_task else f" (no {task} run is shipped)"))
     st.caption(f"Run: {run['system']} · {run['task']} · {sidebar.SETTING_LABELS.get(run['setting'], run['setting'])}"
-               f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} — the same "
-               "condition as the table above.")
+               f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} — {relation}.")
     try:
         result = data.what_if(run["path"], run["qrels_path"], to=to, scoring=scoring, metric=view.cond.metric,
                               tie_policy=view.cond.tie_policy)
@@ -188,7 +196,8 @@ def _what_if(view: sidebar.View) -> None:
     st.dataframe(result, hide_index=True, width="stretch", column_config={
         "condition": "Condition", "metric": "Metric", "n_queries": tables.number("Queries", 0),
         **{c: tables.number(c.replace("_", " ").capitalize()) for c in ("oblivious", "expected", "min", "max",
-                                                                          "range", "bias")},
+                                                                          "range")},
+        "bias": st.column_config.NumberColumn("Bias", help=glossary.tip("bias"), format="%+.4f"),  # signed, as above
         "tied_share": st.column_config.ProgressColumn("Tied at cutoff", format="percent", min_value=0.0, max_value=1.0),
     })
     fig = charts.interval_figure(result, "condition", "expected", [("min", "max", "range [min, max]", "#f97316")],

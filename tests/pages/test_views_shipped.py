@@ -138,6 +138,28 @@ def test_what_if_follows_the_sidebars_instruction_state(open_url, shipped):
     assert "by construction" not in " ".join(texts(at, "info"))
 
 
+def test_what_if_follows_the_tables_task_and_says_when_it_differs(open_url, shipped):
+    """With the table on WinoGrande, the what-if ran the ARCChallenge run and said "the same condition as the
+    table above"; its bias printed unsigned (0.0001) under a signed table (+0.0002)."""
+    at = open_url(shipped, "ties-and-precision.py", {"instr": "without", "tp_task": "WinoGrande"})
+    assert not at.exception and not texts(at, "error")
+    assert "WinoGrande" in at.selectbox(key="wi_run").value
+    line = next(c for c in texts(at, "caption") if c.startswith("Run: "))
+    assert "· WinoGrande ·" in line and line.endswith("— the same condition as the table above."), line
+    stored = real_rows("WinoGrande", system=MINILM, setting="full-pooled", metric="ndcg@10",
+                       tie_policy="docid-desc", precision="fp32", instruction=False)
+    what_if = next(df for df in at.dataframe if "condition" in df.value.columns)
+    fp32 = what_if.value[what_if.value["condition"] == "fp32"].iloc[0]
+    assert fp32["expected"] == pytest.approx(stored["expected"].mean(), abs=1e-9)
+    config = json.loads(what_if.proto.columns)
+    assert config["bias"]["type_config"]["format"] == "%+.4f", config["bias"]
+    chosen = open_url(shipped, "ties-and-precision.py", {"instr": "without", "tp_task": "WinoGrande",
+                                                         "wi_run": "rar-b_ARCChallenge_full_all-MiniLM-L6-v2_fp32.parquet"})
+    line = next(c for c in texts(chosen, "caption") if c.startswith("Run: "))
+    assert "the same condition" not in line, line
+    assert "the table above shows WinoGrande; this run is on ARCChallenge (a WinoGrande run is in the list)" in line
+
+
 # ---------------------------------------------------------------------------------------------- MCR vs full
 def test_mcr_vs_full_first_visit_names_its_zero_factors(open_url, shipped):
     at = open_url(shipped, "mcr-vs-full.py")
