@@ -137,7 +137,9 @@ def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go
     layout = dict(
         xaxis=dict(anchor="y", domain=[0.0, 0.94], type="category", categoryorder="array", categoryarray=own),
         yaxis=dict(anchor="x", domain=[0.0, 1.0], range=[0, 1], tickformat=".0%", showgrid=False, side="right"),
-        yaxis2=dict(anchor="x", overlaying="y", side="left", rangemode="nonnegative"),  # no score below 0
+        # no score below 0; ticks of its own (Streamlit's theme syncs an overlaying axis to the bars' 0–100 %
+        # grid: 0.7429, 0.7248, … instead of round values)
+        yaxis2=dict(anchor="x", overlaying="y", side="left", rangemode="nonnegative", tickmode="auto", nticks=6),
         title=dict(text=system.split("/", 1)[-1], font=dict(size=13), x=0, xanchor="left"),  # toolbar: right
         height=260, margin=dict(l=10, r=10, t=36, b=10), bargap=0.3, showlegend=False, meta="precision-profile")
     return go.Figure(data=[bars, expected, oblivious], layout=layout)

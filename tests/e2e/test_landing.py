@@ -1,7 +1,8 @@
 """The Leaderboard as a first-time visitor sees it, in Chromium on the shipped data (issue 18): without a click
 a ranking with per-row robustness, a chart, and one line whose link opens the per-query board in the same tab;
 on a phone (390×844) the sidebar starts collapsed, nothing scrolls sideways, the table's first four columns
-(rank, system, score, interval) fit, and the chart's legend sits below its rows."""
+(rank, system, score, interval) fit, and the chart's legend sits below its rows. On the same server: the Ties &
+precision panels' score axes carry round ticks."""
 from __future__ import annotations
 
 import re
@@ -70,5 +71,23 @@ def test_a_phone_gets_a_collapsed_sidebar_and_no_sideways_scrolling(shipped_serv
         assert track["y"] >= name["y"] + name["height"] - 1, "on a phone the name sits above its bar"
         screenshot(page, "landing_phone_pooled")
         assert errors == [], errors
+    finally:
+        context.close()
+
+
+def test_the_precision_profiles_score_axes_carry_round_ticks(shipped_server, playwright_browser):
+    """Each Ties & precision panel's score axis read 0.7429, 0.7248, 0.7067, … (synced to the right axis' 0–100 %
+    grid by Streamlit's theme); a reader wants round values (0.74, 0.72, …)."""
+    context, page, _ = _open(playwright_browser, f"{shipped_server}/ties-and-precision?setting=full-pooled&"
+                             "instr=without&tp_task=WinoGrande", viewport={"width": 1400, "height": 1000})
+    try:
+        assert_no_exception(page)
+        panels = page.locator("[data-testid='stPlotlyChart']")
+        panels.first.wait_for()
+        page.wait_for_function("document.querySelectorAll('.y2tick text').length >= 9", timeout=60_000)
+        ticks = [t.strip() for t in page.locator(".y2tick text").all_text_contents()]
+        significant = [len(t.replace("−", "").replace("-", "").replace(".", "").lstrip("0")) for t in ticks]
+        assert ticks and max(significant) <= 3, ticks  # 0.74, 0.0055, 0.748 — not 0.7429
+        screenshot(page, "ties_profile_ticks")
     finally:
         context.close()
