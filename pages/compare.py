@@ -52,7 +52,8 @@ def render() -> None:
                          "exist." if name in g_of else "Missing at least one task, see the Leaderboard page."))
     expected = board.ranked.set_index("system")["G_expected"] if "G_expected" in board.ranked else None
     known = [name for name in chosen if expected is not None and name in expected and pd.notna(expected[name])]
-    if known:  # the headline is oblivious, the bars and the table below are expected values: both said here
+    differ = any(f"{expected[name]:.4f}" != f"{g_of[name]:.4f}" for name in known)
+    if differ:  # the headline is oblivious, the bars and the table below are expected values: both said here
         st.caption("Tie-aware expected G (the bars and the table below): "
                    + "; ".join(f"{hints.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
     per_task = data.per_task(view.data, chosen, view.cond)

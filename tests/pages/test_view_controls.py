@@ -215,6 +215,8 @@ def test_compare_per_task_scores_are_tie_aware(open_url):
     line = next(c for c in texts(at, "caption") if c.startswith("Tie-aware expected G"))
     for name in (BM25, MINILM):
         assert f"{name.replace('_', chr(92) + '_')} {want[name]:.4f}" in line, line
+    same = open_url(SHIPPED, "compare.py")  # MiniLM and mpnet pooled: expected G equals the headline's, no line
+    assert not [c for c in texts(same, "caption") if c.startswith("Tie-aware expected G")]
 
 
 def test_rank_flips_offers_only_precisions_two_systems_share(open_url):
