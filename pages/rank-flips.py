@@ -148,6 +148,12 @@ def _kind_note(kinds: dict[str, str], prec_a: str, prec_b: str) -> None:
                  for kind, names in sorted(known.items())]
         st.caption(f"**{prec_b} means different things here:** " + "; ".join(parts)
                    + f". Lines: solid = inference, dashed = stored, dotted = native.")
+    elif len(known) == 1:  # one kind: the lines' dash still needs its key
+        kind = next(iter(known))
+        what = {"inference": f"the model run at {prec_b}", "storage": f"the output stored at {prec_b}",
+                "native": "the system's own output"}.get(kind, kind)
+        line = {"inference": "solid", "storage": "dashed", "native": "dotted"}.get(kind, "solid")
+        st.caption(f"{prec_b} is of one kind for every system here — {what} ({kind}): the lines are {line}.")
 
 
 def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str) -> go.Figure:

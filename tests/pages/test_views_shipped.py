@@ -329,6 +329,10 @@ def test_rank_flips_by_one_task_speaks_of_that_tasks_score(open_url, shipped):
     said = " ".join(texts(at, "caption"))
     assert "No two systems have overlapping tie ranges [WinoGrande score min, WinoGrande score max]." in said, said
     assert "published scores" not in said and "G_min" not in said
+    # every line is dashed (binary is stored embeddings for all three): the key is on the page, not only in a
+    # notice that appears when kinds differ
+    assert "binary is of one kind for every system here — the output stored at binary (storage): the lines are " \
+           "dashed." in said, said
     overall = open_url(shipped, "rank-flips.py", {**params, "flip_task": "G", "flip_b": "bf16"})
     assert not texts(overall, "error"), texts(overall, "error")
     labels = [m.help or "" for m in overall.metric if m.label == "Overlapping pairs"]
