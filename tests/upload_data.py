@@ -44,3 +44,13 @@ def folder_state(folder: Path) -> dict[str, tuple[int, str]]:
     """Every file under ``folder`` (hidden ones too): relative path -> (size, sha256)."""
     return {str(p.relative_to(folder)): (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
             for p in sorted(folder.rglob("*")) if p.is_file() or p.is_symlink()}
+
+
+class FakeUpload:
+    """What ``st.file_uploader`` hands the page: a name and the bytes."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data

@@ -55,16 +55,6 @@ def overlap_run(folder) -> list[tuple[str, bytes]]:
     return files
 
 
-class FakeUpload:
-    """What ``st.file_uploader`` hands the page: a name and the bytes."""
-
-    def __init__(self, name: str, data: bytes) -> None:
-        self.name, self._data = name, data
-
-    def getvalue(self) -> bytes:
-        return self._data
-
-
 @pytest.fixture
 def evaluated(monkeypatch, folder, overlap_run):
     """``evaluated(params)`` -> an AppTest session opened at ``/evaluate?<params>`` that uploaded the overlap
@@ -79,7 +69,7 @@ def evaluated(monkeypatch, folder, overlap_run):
 
     def file_uploader(*args, **kwargs):
         real(*args, **kwargs)
-        return [FakeUpload(name, data) for name, data in overlap_run]
+        return [upload_data.FakeUpload(name, data) for name, data in overlap_run]
 
     monkeypatch.setattr(streamlit, "file_uploader", file_uploader)
 

@@ -205,16 +205,6 @@ def test_fuzzed_runs_give_a_result_or_one_line(folder, base, ids, data):
 
 
 # -------------------------------------------------------------------------------------------- the page
-class FakeUpload:
-    """What ``st.file_uploader`` hands the page: a name and the bytes."""
-
-    def __init__(self, name: str, data: bytes) -> None:
-        self.name, self._data = name, data
-
-    def getvalue(self) -> bytes:
-        return self._data
-
-
 @pytest.fixture
 def page(monkeypatch, folder):
     """``page(files)`` -> an AppTest session on the Evaluate view whose file widget holds ``files``."""
@@ -236,7 +226,7 @@ def page(monkeypatch, folder):
     def _open(files=(), name="mini", data_dir=None, setting="full-pooled"):
         if data_dir is not None:
             monkeypatch.setenv("TIEBREAK_DATA", str(data_dir))
-        held[:] = [FakeUpload(n, d) for n, d in files]
+        held[:] = [upload_data.FakeUpload(n, d) for n, d in files]
         at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120)
         at.switch_page(os.path.relpath(PAGES_DIR / "evaluate.py", MAIN_SCRIPT.parent))
         at.run()
