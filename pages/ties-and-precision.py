@@ -13,7 +13,6 @@ NEED = sidebar.Need("per-query results", sidebar.rows_with_query_data, ignores=(
                     ignored_text={"precision": "every precision (compared on this page)"})
 WHAT_IF_PRECISIONS = ("bf16", "fp16")
 SCORINGS = {"score": "scores are similarities (dot / cosine)", "sigmoid": "scores are logits (sigmoid reranker)"}
-PRECISION_ORDER = ["fp32", "q4", "fp16", "fp16+hps", "bf16", "bf16+hps", "int8", "binary"]
 KIND_LABELS = {"inference": "inference", "storage": "stored", "native": "native"}
 
 
@@ -31,10 +30,6 @@ def render() -> None:
     task = _tie_summary(view)
     st.divider()
     _what_if(view, task)
-
-
-def _precision_key(name: str) -> tuple[int, str]:
-    return (PRECISION_ORDER.index(name) if name in PRECISION_ORDER else len(PRECISION_ORDER), name)
 
 
 def _tie_summary(view: sidebar.View) -> str:
@@ -55,9 +50,9 @@ def _tie_summary(view: sidebar.View) -> str:
     kinds = kinds[(kinds["benchmark"] == view.cond.benchmark) & (kinds["setting"] == view.cond.setting)]
     summary = summary.merge(kinds[["system", "precision", "precision_kind"]], on=["system", "precision"], how="left")
     summary["precision_kind"] = summary["precision_kind"].map(KIND_LABELS).fillna("")
-    summary = summary.sort_values(["system", "precision"], key=lambda s: s.map(_precision_key)
+    summary = summary.sort_values(["system", "precision"], key=lambda s: s.map(sidebar.precision_key)
                                   if s.name == "precision" else s).reset_index(drop=True)
-    precisions = sorted(summary["precision"].unique().tolist(), key=_precision_key)
+    precisions = sorted(summary["precision"].unique().tolist(), key=sidebar.precision_key)
     cols = st.columns(3)
     cols[0].metric("Systems with per-query data", f"{summary['system'].nunique()}")
     cols[1].metric("Precisions", f"{len(precisions)}", help="With per-query data: " + ", ".join(precisions))

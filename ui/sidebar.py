@@ -87,15 +87,17 @@ def options_for(conditions: pd.DataFrame, column: str, **equal) -> list:
             mask &= conditions[name].to_numpy(dtype=object, na_value=None) == value
     values = conditions[column].to_numpy(dtype=object, na_value=None)[mask]
     found = {value for value in values.tolist() if value is not None and value == value}
-    if column == "precision":  # widest first (fp32 … binary), as a reader compares them; unknown ones after
-        return sorted(found, key=lambda v: (PRECISION_ORDER.index(v) if v in PRECISION_ORDER
-                                            else len(PRECISION_ORDER), str(v)))
-    return sorted(found, key=str)
+    return sorted(found, key=precision_key if column == "precision" else str)
 
 
-PRECISION_ORDER = ("fp32", "fp16", "bf16", "bf16+hps", "int8", "q4", "binary")
-"""How precision options are listed: by the width of what is stored or computed, widest first (bf16+hps after
-bf16: the same bf16 model, scored in fp32)."""
+PRECISION_ORDER = ("fp32", "fp16", "fp16+hps", "bf16", "bf16+hps", "int8", "q4", "binary")
+"""How precisions are listed everywhere (options, panels): by the width of what is stored or computed, widest
+first (x+hps after x: the same model, scored in fp32)."""
+
+
+def precision_key(name: str) -> tuple[int, str]:
+    """Sort key of a precision: its place in :data:`PRECISION_ORDER`; unknown names after, by name."""
+    return (PRECISION_ORDER.index(name) if name in PRECISION_ORDER else len(PRECISION_ORDER), str(name))
 
 
 # -------------------------------------------------------------------------------------------- condition
