@@ -14,6 +14,7 @@ NEED = sidebar.Need("per-query results", sidebar.rows_with_query_data, ignores=(
 WHAT_IF_PRECISIONS = ("bf16", "fp16")
 SCORINGS = {"score": "scores are similarities (dot / cosine)", "sigmoid": "scores are logits (sigmoid reranker)"}
 KIND_LABELS = {"inference": "inference", "storage": "stored", "native": "native"}
+_WHAT_IF_TASK = "_what_if_task"  # session state: the task the what-if was last drawn for
 
 
 def render() -> None:
@@ -162,8 +163,12 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
         return
     labels = {Path(p).name: row for p, row in zip(matching["path"], matching.to_dict("records"))}
     left, mid, right = st.columns([2, 1, 1.4])
-    of_task = [name for name in sorted(labels) if labels[name]["task"] == task]
-    run_name = state.select("wi_run", "Run", sorted(labels), of_task[0] if of_task else None, where=left,
+    names = sorted(labels)
+    of_task = [name for name in names if labels[name]["task"] == task]
+    _follow_task(task, bool(of_task))
+    # the default (the task's run, else the first) stays out of the URL: a copied link or a reload then holds a
+    # run only when the visitor chose one, and a later Task choice still moves the what-if to that task's run
+    run_name = state.select("wi_run", "Run", names, of_task[0] if of_task else names[0], where=left, always=False,
                             format_func=lambda n: f"{labels[n]['system']} · {labels[n]['task']} ({n})")
     to = state.select("wi_to", "Precision", list(WHAT_IF_PRECISIONS), "bf16", where=mid, widget="radio")
     scoring = state.select("wi_scoring", "Scores are", list(SCORINGS), "score", where=right, widget="radio",
@@ -203,6 +208,16 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
     fig.add_scatter(x=result["oblivious"], y=result["condition"], mode="markers", name="oblivious",
                     marker=dict(symbol="x", size=10, color="#dc2626"))
     charts.draw(fig)
+
+
+def _follow_task(task: str, shipped: bool) -> None:
+    """A new Task choice moves the what-if to that task's run when one is ``shipped``: a run chosen earlier
+    (in the URL or the list) belonged to the task shown then. The first time the what-if is drawn in a session,
+    a run named by the URL is kept."""
+    before = st.session_state.get(_WHAT_IF_TASK)
+    st.session_state[_WHAT_IF_TASK] = task
+    if before is not None and before != task and shipped:
+        state.set_wish("wi_run", None)
 
 
 def _same_instruction(view: sidebar.View, run: dict) -> bool:
