@@ -140,8 +140,8 @@ def _notices(board, view, kinds) -> None:
 def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -> None:
     meta = data.systems(view.data, benchmark=view.cond.benchmark)
     table = boards.table(board, meta, kinds, order, show_other, show_borda)
-    st.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board), hide_index=True,
-                 width="stretch", height=min(560, 35 * len(table) + 40))
+    st.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board, boards.on_a_phone()),
+                 hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—")
     sources = data.provenance(view.data).describe(table["source"] if "source" in table else [])
     snapshot = data.provenance(view.data).snapshot
     provenance = "Sources: " + "; ".join(sources) + (f". Data snapshot {snapshot}." if snapshot else ".")

@@ -26,9 +26,12 @@ TASK_LEVEL_CELL = "task-level only"
 """What an Interval cell says of a row with task-level scores only: the sentence's words were cut to "task-level
 score" in the column's 96 px (its width is set for a phone; the column's help says it in full)."""
 CHART_ROWS = 15
-RANK_WIDTH, SYSTEM_WIDTH, SCORE_WIDTH, INTERVAL_WIDTH = 44, 150, 60, 96
-"""Pixel widths of the first four columns: together (350 px) they fit a phone's screen (390 px wide, less the
-page's margins), so rank, system, score and its interval show without scrolling sideways."""
+PHONE_WIDTHS = (44, 150, 60, 96)
+"""Pixel widths of the first four columns (rank, system, score, interval) on a phone: together (350 px) they fit
+its screen (390 px wide, less the page's margins), so they show without scrolling sideways."""
+SCREEN_WIDTHS = (44, 300, 60, 130)
+"""The same on a wider screen: 300 px hold a system name of ~42 characters (most names are 20–40, e.g.
+``Alibaba-NLP/gte-Qwen2-7B-instruct``; at a phone's 150 px four in five were cut), 130 px an interval's words."""
 INTEGER_COLUMNS = ("shared_rank", "rank", "rank_lo", "rank_hi", "n_tasks")
 
 
@@ -180,15 +183,26 @@ def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, 
     return shown
 
 
-def column_config(board: Leaderboard) -> dict:
-    """Labels, formats and glossary tooltips of :func:`table`'s columns."""
+def on_a_phone(headers=None) -> bool:
+    """Whether the visitor's browser calls itself a phone: ``Mobi`` in its User-Agent, as MDN advises (the server
+    knows no screen width; a narrow desktop window is treated as a screen). ``headers``: the request's headers,
+    default Streamlit's ``st.context.headers`` (empty outside a browser session)."""
+    if headers is None:
+        headers = st.context.headers
+    return "Mobi" in (headers.get("User-Agent") or "")
+
+
+def column_config(board: Leaderboard, phone: bool = False) -> dict:
+    """Labels, formats and glossary tooltips of :func:`table`'s columns; the first four columns' widths are
+    :data:`PHONE_WIDTHS` on a phone, else :data:`SCREEN_WIDTHS`."""
     agg = board.ranked_by
     number, tip = tables.number, glossary.tip
+    rank_width, system_width, score_width, interval_width = PHONE_WIDTHS if phone else SCREEN_WIDTHS
     config = {
-        "shared_rank": number("Rank", 0, width=RANK_WIDTH, pinned=True, help=tip("shared-rank")),
-        "system": st.column_config.TextColumn("System", pinned=True, width=SYSTEM_WIDTH),
-        agg: number(agg, width=SCORE_WIDTH, help=tip("g" if agg == "G" else "mean", "oblivious")),
-        "interval": st.column_config.TextColumn("Interval", width=INTERVAL_WIDTH, help=tip(
+        "shared_rank": number("Rank", 0, width=rank_width, pinned=True, help=tip("shared-rank")),
+        "system": st.column_config.TextColumn("System", pinned=True, width=system_width),
+        agg: number(agg, width=score_width, help=tip("g" if agg == "G" else "mean", "oblivious")),
+        "interval": st.column_config.TextColumn("Interval", width=interval_width, help=tip(
             "combined-interval", "task-level-only", before="Hull of the 95% bootstrap interval and the tie range.")),
         "ranks": st.column_config.TextColumn("Rank range", help=tip("rank-interval")),
         f"{agg}_min": number(f"{agg} min", help=tip("tie-range")),

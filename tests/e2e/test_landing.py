@@ -13,6 +13,8 @@ from test_browser import (ROOT, assert_no_exception, playwright_browser, screens
                           served, wait_idle)
 
 pytestmark = pytest.mark.browser
+IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+          "Version/17.0 Mobile/15E148 Safari/604.1")
 SHIPPED = ROOT / "data"
 
 
@@ -56,7 +58,7 @@ def test_a_first_visit_shows_ranks_a_chart_and_one_click_to_the_per_query_board(
 def test_a_phone_gets_a_collapsed_sidebar_and_no_sideways_scrolling(shipped_server, playwright_browser):
     context, page, errors = _open(playwright_browser, f"{shipped_server}/?bench=rar-b&setting=full-pooled",
                                   viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-                                  device_scale_factor=2)
+                                  device_scale_factor=2, user_agent=IPHONE)
     try:
         assert_no_exception(page)
         assert page.get_by_test_id("stSidebar").get_attribute("data-collapsed") == "true"

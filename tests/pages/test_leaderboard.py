@@ -166,7 +166,7 @@ def test_exports_carry_every_row_with_integer_ranks():
 
 
 def test_the_first_four_columns_fit_a_phone():
-    assert boards.RANK_WIDTH + boards.SYSTEM_WIDTH + boards.SCORE_WIDTH + boards.INTERVAL_WIDTH <= 350
+    assert sum(boards.PHONE_WIDTHS) <= 350
     board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
     table = boards.table(board, None, pd.Series(dtype=object), "g", False, False)
     assert table.columns[:4].tolist() == ["shared_rank", "system", "G", "interval"]
@@ -382,3 +382,20 @@ def test_shared_ranks_are_explained_where_they_differ_from_the_point_ranks(open_
     assert any("**Rank** is shared: 1 + the systems surely better" in c for c in texts(pooled, "caption"))
     landing = open_url(SHIPPED)  # published scores: no interval, ranks equal the point ranks, nothing to explain
     assert not any("**Rank** is shared" in c for c in texts(landing, "caption"))
+
+
+IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+          "Version/17.0 Mobile/15E148 Safari/604.1")
+ANDROID = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 "
+           "Mobile Safari/537.36")
+DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
+
+
+def test_a_wide_screen_shows_system_names_a_phone_cuts():
+    """At a phone's 150 px four in five names were cut on a 1400 px screen too ("Alibaba-NLP/gte-Qwen2-…"): a
+    screen gets a System column that holds a typical name, a phone keeps the widths that fit it."""
+    assert boards.on_a_phone({"User-Agent": IPHONE}) and boards.on_a_phone({"User-Agent": ANDROID})
+    assert not boards.on_a_phone({"User-Agent": DESKTOP}) and not boards.on_a_phone({})
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    widths = {phone: boards.column_config(board, phone)["system"]["width"] for phone in (True, False)}
+    assert widths[True] == boards.PHONE_WIDTHS[1] and widths[False] >= 7 * len("Alibaba-NLP/gte-Qwen2-7B-instruct")
