@@ -153,7 +153,10 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -
     tables.download_row(lambda: boards.export_rows(board, meta, kinds, order),  # built on a click, not every run
                         f"leaderboard_{cond.benchmark}_{cond.setting}_{cond.metric}_{cond.precision}", title,
                         bold_max=[board.ranked_by, "Borda", *board.tasks], integers=boards.INTEGER_COLUMNS,
-                        latex_frame=lambda: boards.latex_rows(board, order), bold_where="Rank")
+                        latex_frame=lambda: boards.latex_rows(board, order), bold_where="Rank",
+                        latex_tops=[n for n in boards.LATEX_TOPS if n < len(board.ranked)],
+                        latex_top_frame=lambda n: boards.latex_rows(board, order, top=n),
+                        top_caption=lambda n: boards.top_words(board, n))
 
 
 def _chart(board, order: str, pointer: boards.Pointer) -> None:

@@ -253,12 +253,19 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order:
     return tables.with_integer_columns(frame, INTEGER_COLUMNS)
 
 
-def latex_rows(board: Leaderboard, order: str = "g") -> pd.DataFrame:
+LATEX_TOPS = (10, 20, 50)
+"""The LaTeX download's row choices besides every system: a paper's table holds the top of a board."""
+
+
+def latex_rows(board: Leaderboard, order: str = "g", top: int | None = None) -> pd.DataFrame:
     """The LaTeX table: rank, system, score, interval, rank range (under Borda ``order``: the Borda points
     too, rows in that order), tasks, then the task scores (wide tables are scaled to the page:
-    :data:`ui.tables.WIDE_LATEX`); every system, the ones not ranked without a rank."""
+    :data:`ui.tables.WIDE_LATEX`); every system, the ones not ranked without a rank — or, with ``top``, only the
+    ranked systems whose shared rank is ``top`` or better (more than ``top`` rows when the rank is shared)."""
     agg = board.ranked_by
     rows = rows_in_order(board, order)
+    if top is not None:
+        rows = rows[rows["complete"].astype(bool) & (rows["shared_rank"] <= top)].reset_index(drop=True)
     complete = rows["complete"].astype(bool)
     interval = interval_texts(rows, agg).where(complete, "")
     ranks = ranks_texts(rows).where(complete, "not ranked")
@@ -267,6 +274,13 @@ def latex_rows(board: Leaderboard, order: str = "g") -> pd.DataFrame:
     if order == "borda":
         frame.insert(2, "Borda", rows["borda"])
     return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("Rank", "Tasks"))
+
+
+def top_words(board: Leaderboard, top: int) -> str:
+    """The LaTeX caption's words for a top-``top`` table: how many rows of how many ranked systems."""
+    shown = int((board.ranked["shared_rank"] <= top).sum())
+    shared = f" (ranks shared at the cut: {shown} rows)" if shown > top else ""
+    return f"Top {top} of {len(board.ranked)} ranked systems by shared rank{shared}."
 
 
 # -------------------------------------------------------------------------------------------- lines

@@ -2,6 +2,7 @@
 the table shown."""
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -176,25 +177,42 @@ def _built(frame: Frame) -> pd.DataFrame:
 
 
 def download_row(frame: Frame, stem: str, caption: str, bold_max: Iterable[str] = (),
-                 integers: Iterable[str] = (), latex_frame: Frame | None = None, bold_where: str | None = None) -> None:
+                 integers: Iterable[str] = (), latex_frame: Frame | None = None, bold_where: str | None = None,
+                 latex_tops: Sequence[int] = (), latex_top_frame: Callable[[int], pd.DataFrame] | None = None,
+                 top_caption: Callable[[int], str] | None = None) -> None:
     """CSV and LaTeX downloads: the CSV holds ``frame`` (every row and column of the table), the LaTeX table
-    ``latex_frame`` (default the same) under ``caption``; ``integers`` columns print as integers. The files —
-    and the frames, when given as functions — are built when a button is clicked (deferred ``data``), not on
-    every run: most runs are never downloaded, and building them cost ~0.05 s per run for a 100-system table
-    (the export frames alone ~0.02 s of the Leaderboard's ~0.08 s rerun: bench/RESULTS.md § Capacity)."""
+    ``latex_frame`` (default the same) under ``caption``; ``integers`` columns print as integers. With
+    ``latex_tops`` (e.g. 10, 20, 50) the LaTeX button opens a choice of rows first — a paper's table holds the
+    top of a board, not 145 systems: ``latex_top_frame(n)`` the rows, ``top_caption(n)`` the words appended to the
+    caption. The files — and the frames, when given as functions — are built when a button is clicked (deferred
+    ``data``), not on every run: most runs are never downloaded, and building them cost ~0.05 s per run for a
+    100-system table (the export frames alone ~0.02 s of the Leaderboard's ~0.08 s rerun: bench/RESULTS.md
+    § Capacity)."""
     integers = list(integers)
     bold_max = list(bold_max)
 
     def csv_bytes() -> bytes:
         return to_csv_text(with_integer_columns(_built(frame), integers)).encode()
 
-    def latex_bytes() -> bytes:
-        tex_frame = _built(frame if latex_frame is None else latex_frame)
-        return latex_table(with_integer_columns(tex_frame, integers), caption, bold_max,
-                           bold_where=bold_where).encode()
+    def latex_bytes(top: int | None = None) -> bytes:
+        if top is None:
+            tex_frame, words = _built(frame if latex_frame is None else latex_frame), caption
+        else:
+            tex_frame, words = latex_top_frame(top), f"{caption} {top_caption(top)}" if top_caption else caption
+        return latex_table(with_integer_columns(tex_frame, integers), words, bold_max, bold_where=bold_where).encode()
 
     left, right, _ = st.columns([1.3, 1.3, 3])
     left.download_button("Download CSV", csv_bytes, file_name=f"{stem}.csv",
                          mime="text/csv", icon=":material/download:", on_click="ignore")
-    right.download_button("Download LaTeX", latex_bytes, file_name=f"{stem}.tex", mime="text/x-tex",
-                          icon=":material/description:", on_click="ignore")
+    if not latex_tops:
+        right.download_button("Download LaTeX", latex_bytes, file_name=f"{stem}.tex", mime="text/x-tex",
+                              icon=":material/description:", on_click="ignore")
+        return
+    with right.popover("Download LaTeX", icon=":material/description:"):
+        top = st.radio("Rows", [*latex_tops, None], format_func=lambda n: f"top {n}" if n else "every system",
+                       index=len(latex_tops), horizontal=True, key=f"latex-rows-{stem}",
+                       help="Top n: the systems whose shared rank is n or better (more than n rows when ranks are "
+                       "shared). Every system: the ranked ones, then those not ranked.")
+        st.download_button("Download", functools.partial(latex_bytes, top),
+                           file_name=f"{stem}{f'_top{top}' if top else ''}.tex", mime="text/x-tex",
+                           icon=":material/download:", on_click="ignore")

@@ -399,3 +399,31 @@ def test_a_wide_screen_shows_system_names_a_phone_cuts():
     board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
     widths = {phone: boards.column_config(board, phone)["system"]["width"] for phone in (True, False)}
     assert widths[True] == boards.PHONE_WIDTHS[1] and widths[False] >= 7 * len("Alibaba-NLP/gte-Qwen2-7B-instruct")
+
+
+def test_the_latex_download_offers_the_top_of_the_board():
+    """A paper's table holds the top of a board, not 145 systems: the LaTeX download offers top 10 / 20 / 50, each
+    the ranked systems whose shared rank is that or better — more rows when the rank is shared at the cut, as on
+    the pooled board, where overlapping intervals share ranks."""
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", setting="full-pooled", instruction=False), bootstrap=200)
+    ranked = board.ranked
+    surely_better = [int((ranked["combined_lo"] > hi).sum()) for hi in ranked["combined_hi"]]
+    cut = next(n for n in range(1, len(ranked)) if sum(1 + b <= n for b in surely_better) > n)
+    rows = boards.latex_rows(board, top=cut)
+    assert sorted(rows["System"]) == sorted(s for s, b in zip(ranked["system"], surely_better) if 1 + b <= cut)
+    assert len(rows) > cut and (rows["Rank"] <= cut).all() and "not ranked" not in rows["Rank range"].tolist()
+    words = boards.top_words(board, cut)
+    assert f"Top {cut} of {len(ranked)} ranked systems" in words and f"{len(rows)} rows" in words
+    latex = tables.latex_table(rows, words)
+    assert latex.split("\\midrule")[1].count("\\\\") == len(rows)
+    published = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    top10 = boards.latex_rows(published, top=10)
+    assert top10["System"].tolist() == published.ranked["system"].head(10).tolist()
+    assert "ranks shared" not in boards.top_words(published, 10)
+
+
+def test_the_latex_rows_choice_is_offered_beside_the_download(open_url):
+    at = open_url(SHIPPED, params={})
+    assert_clean(at)
+    choice = next(r for r in at.radio if r.label == "Rows")
+    assert choice.options == ["top 10", "top 20", "top 50", "every system"] and choice.value is None
