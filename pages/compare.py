@@ -1,6 +1,7 @@
 """Compare: two to four systems side by side, per task and per query, with a paired significance test."""
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 
 import pandas as pd
@@ -81,7 +82,8 @@ def render() -> None:
         return
     texts = data.task_texts(view.data, view.cond.benchmark, task)
     table = drilldown.query_table(rows, chosen, texts, value, diff_only, task)
-    drilldown.query_detail(rows, chosen, texts, view.cond.setting, table["qid"].tolist())
+    rank_rows = data.query_diff(view.data, chosen, replace(view.cond, metric=drilldown.RANK_METRIC), task)
+    drilldown.query_detail(rows, chosen, texts, view.cond.setting, table["qid"].tolist(), rank_rows=rank_rows)
     _paired_tests(view, chosen, task, value)
 
 

@@ -4,7 +4,8 @@ its text, its instruction, the candidates' texts with the relevant one marked, a
 
 Compare (``pages/compare.py``) draws it for systems of the data folder; an upload view can draw it for a
 candidate run beside them (issue 20): everything it needs comes in as arguments (the per-query rows of
-``ui.data.query_diff`` and the task's texts of ``ui.data.task_texts``).
+``ui.data.query_diff`` and the task's texts of ``ui.data.task_texts``; for where each system put the relevant
+document, the per-query MRR@10 rows of ``ui.data.query_diff`` under the same condition).
 """
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ from ui.data import TaskTexts
 
 VALUE_LABELS = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
 SNIPPET = 110  # characters of a query's text in the table
+RANK_METRIC = "mrr@10"
+"""The per-query metric the relevant document's rank is read from (rank = 1 / reciprocal rank)."""
+RANK_CUTOFF = 10
+RANK_COLUMN = "relevant_rank"
 
 
 def snippets(flat: pd.Series, limit: int = SNIPPET) -> pd.Series:
@@ -32,6 +37,67 @@ def tie_dependent(rows: pd.DataFrame) -> pd.Series:
     ``tied_at_cutoff``: a tie inside the top k moves nDCG without straddling the cutoff, and a tie straddling
     it among equally relevant documents moves nothing."""
     return rows["max"] - rows["min"] > 1e-12
+
+
+def rank_of(reciprocal_rank: float, cutoff: int = RANK_CUTOFF) -> int | None:
+    """The rank a reciprocal rank at ``cutoff`` stands for: ``1 / reciprocal_rank``, None for 0 (the document is
+    below the top ``cutoff``). ValueError for anything else than 0 or 1/n with n in 1..cutoff (NaN included)."""
+    value = float(reciprocal_rank)
+    if value == 0.0:
+        return None
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{reciprocal_rank!r} is not a reciprocal rank")
+    rank = round(1.0 / value)
+    if rank > cutoff or abs(1.0 / value - rank) > 1e-4:
+        raise ValueError(f"{reciprocal_rank!r} is not the reciprocal of a rank in 1..{cutoff}")
+    return rank
+
+
+def rank_bounds(low: float, high: float, cutoff: int = RANK_CUTOFF) -> tuple[int | None, int | None]:
+    """(best, worst) rank of a query's (first) relevant document over the orderings of its tied documents, from
+    the min (``low``) and max (``high``) of its reciprocal rank at ``cutoff``: best = 1 / max, worst = 1 / min;
+    None for a bound below the top ``cutoff`` (reciprocal rank 0). ValueError when the values are not reciprocal
+    ranks or ``low > high``."""
+    best, worst = rank_of(high, cutoff), rank_of(low, cutoff)
+    if (best is None and worst is not None) or (best is not None and worst is not None and best > worst):
+        raise ValueError(f"min {low!r} > max {high!r}")
+    return best, worst
+
+
+def rank_words(low: float, high: float, cutoff: int = RANK_CUTOFF) -> str:
+    """Where a system put a query's relevant document, in words, from the min and max of its reciprocal rank at
+    ``cutoff`` over tie orderings: '3'; '2–5 (tied)' when ties let it be anywhere from 2 to 5; '1–>10 (tied)'
+    when some ordering pushes it below the top 10; 'below the top 10' when every ordering does. '' when either
+    value is missing (NaN); ValueError when they are not reciprocal ranks (:func:`rank_bounds`)."""
+    if pd.isna(low) or pd.isna(high):
+        return ""
+    best, worst = rank_bounds(low, high, cutoff)
+    if best is None:
+        return f"below the top {cutoff}"
+    if worst is None:
+        return f"{best}–>{cutoff} (tied)"
+    return str(best) if best == worst else f"{best}–{worst} (tied)"
+
+
+def relevant_ranks(rank_rows: pd.DataFrame | None, qid: str, systems: Sequence[str],
+                   cutoff: int = RANK_CUTOFF) -> pd.Series | None:
+    """Each of ``systems``' rank of the relevant document of query ``qid`` in words (:func:`rank_words`), from
+    reciprocal-rank rows (columns system, qid, min, max: e.g. ``ui.data.query_diff`` under MRR@10), indexed by
+    system; '' for a system without a row for ``qid``, '?' for values that are not reciprocal ranks. None when
+    there are no rows at all (the column is left out)."""
+    if rank_rows is None or rank_rows.empty or not {"system", "qid", "min", "max"} <= set(rank_rows.columns):
+        return None
+    mine = rank_rows[rank_rows["qid"].astype(str) == str(qid)].drop_duplicates("system").set_index("system")
+    words = {}
+    for system in systems:
+        if system not in mine.index:
+            words[system] = ""
+            continue
+        try:
+            words[system] = rank_words(mine.at[system, "min"], mine.at[system, "max"], cutoff)
+        except ValueError:
+            words[system] = "?"
+    return pd.Series(words, dtype=object).reindex(list(systems))
 
 
 def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, value: str,
@@ -75,10 +141,12 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
 
 
 def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, setting: str,
-                 choices: Sequence[str], key: str = "qid") -> None:
+                 choices: Sequence[str], key: str = "qid", rank_rows: pd.DataFrame | None = None) -> None:
     """One query in full: pick it (URL key ``key``; default the first of ``choices``, e.g. the largest
     spread), then its text and instruction, its candidates' texts with the relevant one marked, and each
-    system's oblivious / expected / min / max, tie status and the number of documents ranked."""
+    system's oblivious / expected / min / max, tie status and the number of documents ranked — and, given
+    ``rank_rows`` (the same systems' per-query MRR@10 rows under the same condition), the rank each put the
+    relevant document at (:func:`relevant_ranks`; the column is left out without such rows)."""
     if not choices:
         return
     flat = texts.queries.set_index("qid")["flat_text"] if texts is not None else pd.Series(dtype=object)
@@ -94,9 +162,18 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
             st.caption(f"Instruction (prefixed in runs “with instruction”): {hints.safe_text(record['instruction'])}")
     numbers = rows[rows["qid"] == qid].set_index("system").reindex(list(systems)).reset_index()
     numbers["tie_dependent"] = tie_dependent(numbers)
-    st.dataframe(numbers[["system", "oblivious", "expected", "min", "max", "tie_dependent", "tied_at_cutoff",
-                          "n_candidates"]],
+    columns = ["system", "oblivious", "expected", "min", "max", "tie_dependent", "tied_at_cutoff",
+               "n_candidates"]
+    ranks = relevant_ranks(rank_rows, qid, systems)
+    rank_config = {}
+    if ranks is not None:
+        numbers[RANK_COLUMN] = ranks.to_numpy()
+        columns.insert(1, RANK_COLUMN)
+        rank_config[RANK_COLUMN] = st.column_config.TextColumn(
+            "Rank of the relevant document", help=_rank_help(texts, setting, qid))
+    st.dataframe(numbers[columns],
                  hide_index=True, width="stretch", column_config={
+                     **rank_config,
                      "system": "System", "oblivious": tables.number("Oblivious"),
                      "expected": tables.number("Expected"), "min": tables.number("Min"), "max": tables.number("Max"),
                      "tie_dependent": st.column_config.CheckboxColumn("Ties decide", help=glossary.tip(
@@ -130,3 +207,20 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
                     "ranked” above)")
         for docid in relevant["docid"]:
             st.markdown(f"`{hints.safe_text(docid)}` — {hints.safe_text(documents.get(docid, ''))}")
+
+
+def _rank_help(texts: TaskTexts | None, setting: str, qid: str) -> str:
+    """The rank column's tooltip: how the rank is read from MRR@10, and — when the query has several relevant
+    documents (or the texts do not say) — that it is the first relevant one's."""
+    words = (f"Where the system ranked the relevant document: 1 / its MRR@{RANK_CUTOFF}. With tied scores, the "
+             f"range over all orderings of the tied documents: best 1 / max, worst 1 / min; “>{RANK_CUTOFF}” when "
+             f"some ordering puts it below the top {RANK_CUTOFF}, “below the top {RANK_CUTOFF}” when every one "
+             "does.")
+    if texts is None:
+        return words + " With several relevant documents: the first (highest-ranked) relevant one."
+    relevant = texts.qrels[(texts.qrels["setting"] == setting) & (texts.qrels["qid"] == qid)
+                           & (texts.qrels["relevance"] > 0)]
+    if len(relevant) > 1:
+        return words + (f" This query has {len(relevant)} relevant documents: the rank is the first "
+                        "(highest-ranked) relevant one's, as MRR counts it.")
+    return words
