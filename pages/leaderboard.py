@@ -115,6 +115,9 @@ def _notices(board, view, kinds) -> None:
     swaps = boards.swaps_line(board)
     if swaps:
         st.warning(swaps, icon=":material/swap_vert:")
+    lifted = boards.lifted_line(board)
+    if lifted:
+        st.warning(lifted, icon=":material/unfold_more:")
     line = boards.kinds_line(kinds, view.cond, board.ranked["system"])
     if line:
         st.info(line, icon=":material/memory:")

@@ -396,6 +396,48 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
             + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")
 
 
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def lifted_by_ties(board: Leaderboard) -> pd.DataFrame:
+    """The systems whose tie range alone can carry them past others: broken in its favour, a system's aggregate
+    (``{agg}_max``) beats the point value of a system ranked above it. Columns: system, point, top (the max),
+    rank (the point's competition rank), best (1 + the other systems whose point value is above the max), in
+    board order. Their shared rank is that high because of ties, not because they score high."""
+    agg = board.ranked_by
+    rows = board.ranked
+    if rows.empty or f"{agg}_max" not in rows:
+        return pd.DataFrame(columns=["system", "point", "top", "rank", "best"])
+    points = rows[agg].to_numpy(dtype=float)
+    tops = rows[f"{agg}_max"].to_numpy(dtype=float)
+    ranks = 1 + (points[None, :] > points[:, None]).sum(axis=1)  # competition rank of each point value
+    best = 1 + (points[None, :] > tops[:, None]).sum(axis=1)  # NaN max compares False: best = 1, masked below
+    lifted = pd.notna(tops) & (best < ranks)
+    return pd.DataFrame({"system": rows["system"].to_numpy()[lifted], "point": points[lifted],
+                         "top": tops[lifted], "rank": ranks[lifted], "best": best[lifted]})
+
+
+def lifted_line(board: Leaderboard, limit: int = 4) -> str | None:
+    """The notice naming the systems that ties alone lift past others (:func:`lifted_by_ties`): their shared
+    rank is high because a tie policy in their favour could put them there, and the Rank range says how far
+    they may fall. None when ties carry no system past another."""
+    lifted = lifted_by_ties(board)
+    if lifted.empty:
+        return None
+    agg = board.ranked_by
+    shown = words.shown_count(len(lifted), limit)
+    parts = [f"**{hints.safe_text(r.system)}** from {agg} {r.point:.4f} ({_ordinal(int(r.rank))}) to {r.top:.4f} "
+             f"(would be {_ordinal(int(r.best))})" for r in lifted.head(shown).itertuples(index=False)]
+    more = f"; and {words.counted(len(lifted) - shown, 'more system')}" if len(lifted) > shown else ""
+    one = len(lifted) == 1
+    its, it = ("its", "it") if one else ("their", "they")
+    return (f"Ties alone can lift {words.counted(len(lifted), 'system')} past others — with every tie broken in "
+            f"{its} favour: " + "; ".join(parts) + more + f". Nothing surely beats {'it' if one else 'them'}, so "
+            f"{its} shared **Rank** is that high; {its} Rank range shows how far {it} may fall. "
+            f"{glossary.link('tie-range', 'What a tie range is')}.")
+
+
 def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
     """When one model holds two or more rows of the board under different names (one per source: ``GritLM-7B``
     from the R2MED paper, ``GritLM/GritLM-7B`` from MTEB; :mod:`evalcore.model_names`), one line naming them

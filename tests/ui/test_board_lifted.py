@@ -1,0 +1,82 @@
+"""The Leaderboard's notice of systems that ties alone lift past others (ui.board.lifted_by_ties / lifted_line):
+a degenerate run whose tie range spans [0, 1] shares rank 1 with the best systems, and a first-time visitor must
+read why, not a bare "1" beside a constant scorer (review of the pooled board, 2026-12-05)."""
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.store import Leaderboard
+from ui import board as boards
+
+NAN = math.nan
+
+
+def _board(points, tops) -> Leaderboard:
+    ranked = pd.DataFrame({"system": [f"s{i}" for i in range(len(points))], "G": points, "G_max": tops})
+    return Leaderboard(ranked=ranked, incomplete=pd.DataFrame(), tasks=[], tie_policy="docid-desc")
+
+
+def _brute_force(points, tops):
+    """Per system: its competition rank among the point values, and its rank when it alone takes its max —
+    by sorting, one system at a time (no shared code with the closed form)."""
+    out = []
+    for i, (p, t) in enumerate(zip(points, tops)):
+        rank = 1 + sum(1 for j, q in enumerate(points) if j != i and q > p)
+        if math.isnan(t):
+            continue
+        values = sorted([(q, j) for j, q in enumerate(points) if j != i] + [(t, i)], key=lambda v: -v[0])
+        best = 1 + next(k for k, (v, j) in enumerate(values) if v == t)  # ties with t: t takes their first place
+        if best < rank:
+            out.append((f"s{i}", p, t, rank, best))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lifted_systems_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 7))
+    points = rng.choice([0.1, 0.2, 0.3, 0.4, 0.5], size=n).tolist()  # repeats: equal points on purpose
+    tops = [NAN if rng.random() < 0.3 else p + float(rng.choice([0.0, 0.05, 0.1, 0.25, 0.6])) for p in points]
+    got = boards.lifted_by_ties(_board(points, tops))
+    expected = _brute_force(points, tops)
+    assert got["system"].tolist() == [e[0] for e in expected]
+    assert got["point"].tolist() == pytest.approx([e[1] for e in expected])
+    assert got["top"].tolist() == pytest.approx([e[2] for e in expected])
+    assert got[["rank", "best"]].to_numpy().tolist() == [[e[3], e[4]] for e in expected]
+
+
+def test_no_tie_range_no_notice():
+    assert boards.lifted_line(_board([0.5, 0.4], [NAN, NAN])) is None
+    assert boards.lifted_line(_board([0.5, 0.4], [0.5, 0.45])) is None  # ties move 0.4, not past 0.5
+    ranked = pd.DataFrame({"system": ["a", "b"], "G": [0.5, 0.4]})  # published rows: no G_max column at all
+    assert boards.lifted_line(Leaderboard(ranked=ranked, incomplete=pd.DataFrame(), tasks=[])) is None
+
+
+def test_the_notice_words_agree_with_the_count():
+    one = boards.lifted_line(_board([0.5, 0.4, 0.001], [0.5, 0.4, 1.0]))
+    assert one.startswith("Ties alone can lift 1 system past others — with every tie broken in its favour: **s2**")
+    assert "**s2** from G 0.0010 (3rd) to 1.0000 (would be 1st)" in one
+    assert "its shared **Rank** is that high; its Rank range shows how far it may fall" in one and "(s)" not in one
+    two = boards.lifted_line(_board([0.5, 0.4, 0.3, 0.001], [0.5, 0.4, 0.45, 1.0]))
+    assert "2 systems" in two and "their favour" in two and "(would be 2nd)" in two
+
+
+def test_the_pooled_board_names_bm25_and_the_constant_scorer(fresh_answers):
+    """On the shipped pooled RAR-b board the constant scorer (G 0.0007, tie range 0–1) and BM25 (tie range up to
+    0.159, above MiniLM's 0.102) share rank 1 only through ties; the notice names both, and no system without
+    such a tie range."""
+    from evalcore.store import Condition
+    from ui import data
+
+    snap = data.snapshot(Path(__file__).resolve().parents[2] / "data")
+    board = data.leaderboard(snap, Condition("rar-b", setting="full-pooled", instruction=None))
+    lifted = boards.lifted_by_ties(board)
+    assert set(lifted["system"]) == {"tiebreak-run/bm25s", "tiebreak-run/constant"}
+    shared = board.ranked.set_index("system")["shared_rank"]
+    assert (shared[lifted["system"]] == 1).all()  # the very rows whose "1" needed the words
+    line = boards.lifted_line(board)
+    assert "**tiebreak-run/constant** from G 0.0007 (8th) to 1.0000 (would be 1st)" in line
