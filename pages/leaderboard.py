@@ -52,7 +52,7 @@ def render() -> None:
                    f"{board.ranked_by}.")
     else:
         _headline(board, order, pointer, cond.benchmark)
-        _notices(board, view, kinds)
+        _notices(board, view, kinds, g_shown=board.ranked_by == "G" or show_other)
         _table(board, order, show_other, show_borda, view, kinds)
         chart = state.select("chart", "Chart", list(CHARTS), "intervals", widget="radio", format_func=CHARTS.get,
                              always=False, help="Drawn below the table.")
@@ -111,7 +111,7 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
                    f"{boards.TASK_LEVEL_ONLY}, with no tie range or interval.")
 
 
-def _notices(board, view, kinds) -> None:
+def _notices(board, view, kinds, g_shown: bool = True) -> None:
     swaps = boards.swaps_line(board)
     if swaps:
         st.warning(swaps, icon=":material/swap_vert:")
@@ -128,11 +128,12 @@ def _notices(board, view, kinds) -> None:
     same = boards.same_model_line(board)
     if same:
         st.info(same, icon=":material/content_copy:")
-    if board.zero_task_systems:
+    if board.zero_task_systems and g_shown:  # ranked by the mean with G hidden, a G of 0 is nowhere on the page
         names = [hints.safe_text(s) for s in board.zero_task_systems]
         shown = words.listed(names, 5)
-        st.warning(f"G is **0** for {shown}: one of their task scores is 0, and a geometric mean with a zero "
-                   "factor is zero.")
+        whose = "its" if len(names) == 1 else "each one's"
+        st.warning(f"G is **0** for {shown}: {whose} score on at least one task is 0, and a geometric mean with "
+                   "a zero factor is zero.")
     left_out = data.load_warnings(view.data)
     if left_out:
         st.caption(f":material/warning: {words.counted(len(left_out), 'group')} of rows "
@@ -178,9 +179,15 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
                    + (f" — {words.counted(pointer.n_systems, 'system')} with per-query results "
                       f"{'is' if pointer.n_systems == 1 else 'are'} linked above." if pointer.cond
                       else "."))
-    elif len(rows) > len(shown):
-        st.caption(f"The first {len(shown)} of {len(rows)} systems in the current order; narrow the list with the "
-                   "sidebar filters to see others. A bar cut at the right edge ends in ▸ (hover for its value).")
+        return
+    cut = charts.cut_at_edge(shown, "system", agg, bands)
+    first = (f"The first {len(shown)} of {len(rows)} systems in the current order; narrow the list with the "
+             "sidebar filters to see others." if len(rows) > len(shown) else "")
+    cuts = (f"{'A bar' if len(cut) == 1 else 'Bars'} cut at the right edge {'ends' if len(cut) == 1 else 'end'} in "
+            f"▸, where the axis stops: {words.listed([f'{hints.safe_text(s)} reaches {r:.4f}' for s, r in cut], 4)} "
+            "(hover a row for its values)." if cut else "")
+    if first or cuts:
+        st.caption(" ".join(part for part in (first, cuts) if part))
 
 
 def _size_chart(board, view) -> None:

@@ -249,6 +249,12 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order:
     first = ["shared_rank", "rank_lo", "rank_hi", "system", agg, "combined_lo", "combined_hi", f"{agg}_min",
              f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
     rest = [c for c in rows.columns if c not in first and c not in board.tasks]
+    rows = rows.copy()
+    # a row with neither a bootstrap interval nor a tie range has no interval: the store's combined interval is its
+    # point [G, G] (so that it ranks), which a CSV reader would take for a measured zero width
+    known = pd.Series(_known(rows, f"{agg}_lo", f"{agg}_hi"), index=rows.index) | pd.Series(
+        _known(rows, f"{agg}_min", f"{agg}_max"), index=rows.index)
+    rows[["combined_lo", "combined_hi"]] = rows[["combined_lo", "combined_hi"]].where(known)
     frame = pd.concat([rows[first + rest], _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
     return tables.with_integer_columns(frame, INTEGER_COLUMNS)
 

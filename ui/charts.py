@@ -148,6 +148,19 @@ def forest_domain(frame: pd.DataFrame, point: str, bands: Sequence[Band], clip_f
     return low, high
 
 
+def cut_at_edge(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Band]) -> list[tuple[str, float]]:
+    """(``label``, how far its bands reach) of every row with a band that :func:`forest_html` cuts at the
+    chart's right end (it reaches past :func:`forest_domain`'s end and ends in an arrow): the page names them,
+    so that a cut bar is not read as the interval's end."""
+    high = forest_domain(frame, point, bands)[1]
+    ends = [frame[band.hi].astype(float) for band in bands if band.hi in frame]
+    if not ends:
+        return []
+    reach = pd.concat(ends, axis=1).max(axis=1)
+    cut = reach > high
+    return list(zip(frame.loc[cut, label].astype(str), reach[cut].astype(float)))
+
+
 def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Band], x_title: str,
                 notes: pd.Series | None = None, aria_label: str = "chart") -> str:
     """A forest chart as plain HTML and CSS: one row per ``label``, each band a bar from its ``lo`` to ``hi``

@@ -159,6 +159,13 @@ def test_exports_carry_every_row_with_integer_ranks():
     assert rows["reference"].notna().any() and rows["source"].eq("mteb-results@f4cc6c8").all()
     csv = to_csv_text(rows).splitlines()
     assert re.match(r"^1,,,", csv[1]), "shared rank 1, no rank interval without per-query data"
+    header = csv[0].split(",")
+    first = dict(zip(header, csv[1].split(",")))
+    assert first["G"] and first["combined_lo"] == "" and first["combined_hi"] == "", \
+        "task-level scores only: no interval, not a zero-width one at the point"
+    pooled = Store(SHIPPED).leaderboard(Condition("rar-b", setting="full-pooled", instruction=None), bootstrap=0)
+    tied = boards.export_rows(pooled, meta, pd.Series(dtype=object)).set_index("system")
+    assert tied.at["tiebreak-run/constant", "combined_hi"] == 1.0, "a tie range alone is an interval"
     latex = tables.latex_table(boards.latex_rows(board), "caption", [board.ranked_by])
     assert "1.0000" not in latex.split("\\midrule")[1].split(" & ")[0]
     assert "\\resizebox{\\linewidth}" in latex, "21 columns are scaled to the page"
@@ -427,3 +434,20 @@ def test_the_latex_rows_choice_is_offered_beside_the_download(open_url):
     assert_clean(at)
     choice = next(r for r in at.radio if r.label == "Rows")
     assert choice.options == ["top 10", "top 20", "top 50", "every system"] and choice.value is None
+
+
+def test_the_sidebar_lists_precisions_widest_first(open_url):
+    """The sidebar's Precision list was alphabetical (bf16, bf16+hps, binary, fp16, fp32, ...) while every panel
+    used the widest-first order: one order everywhere."""
+    at = open_url(SHIPPED, params={"setting": "full-pooled"})
+    assert_clean(at)
+    offered = [option.split(" (")[0] for option in at.sidebar.selectbox(key="prec").options]
+    assert offered == ["fp32", "fp16", "bf16", "bf16+hps", "int8", "q4", "binary"], offered
+
+
+def test_a_linked_metric_the_setting_lacks_is_not_switched_silently(open_url):
+    """``?setting=full-pooled&metric=p@1`` (accuracy exists for MCR only) showed nDCG@10 without a word."""
+    at = open_url(SHIPPED, params={"setting": "full-pooled", "metric": "p@1"})
+    assert_clean(at)
+    said = " ".join(texts(at, "caption") + texts(at, "warning") + [m.value for m in at.sidebar.markdown])
+    assert "p@1" in said and "ndcg@10" in said, said

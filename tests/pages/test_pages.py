@@ -129,7 +129,20 @@ def test_incomplete_and_zero_systems_are_explained(open_url, synthetic_dir):
     at = open_url(synthetic_dir, params={"instr": "without"})
     assert_clean(at)
     assert any("tiny-partial" in str(df.value["system"].tolist()) for df in at.dataframe[1:])
-    assert any("G is **0** for closed-embed-3" in w for w in texts(at, "warning"))
+    assert any("G is **0** for closed-embed-3: its score on at least one task is 0" in w
+               for w in texts(at, "warning"))
+
+
+def test_a_zero_g_is_explained_only_where_g_is_shown(open_url, synthetic_dir):
+    """Ranked by the mean with the G column hidden, no notice speaks of a G nowhere on the page; showing G
+    brings it back."""
+    hidden = open_url(synthetic_dir, params={"instr": "without", "sort": "mean"})
+    assert_clean(hidden)
+    assert "G" not in hidden.dataframe[0].value.columns
+    assert not any("G is **0**" in w for w in texts(hidden, "warning"))
+    shown = open_url(synthetic_dir, params={"instr": "without", "sort": "mean", "mean": "1"})
+    assert "G" in shown.dataframe[0].value.columns
+    assert any("G is **0** for closed-embed-3" in w for w in texts(shown, "warning"))
 
 
 def test_what_if_panel_rescoring_a_run(open_url, synthetic_dir):

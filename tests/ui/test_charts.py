@@ -88,3 +88,17 @@ def test_labels_of_two_close_points_go_apart():
         "top center", "top center", "middle left", "top center", "top center"]
     assert charts.apart_labels([1e8, 1.05e8]) == ["bottom center", "top center"], "the leftmost's left is the edge"
     assert charts.apart_labels([]) == []
+
+
+def test_the_rows_cut_at_the_edge_are_named_with_their_reach():
+    """A constant scorer's tie range [0, 1] is cut where the axis stops (1.3 × the highest point); the chart's
+    caption names the rows cut and how far they reach — exactly the bars that end in an arrow."""
+    frame = pd.DataFrame({"system": ["a", "b", "constant"], "G": [0.10, 0.08, 0.0007],
+                          "G_lo": [0.09, 0.07, 0.0], "G_hi": [0.11, 0.09, 0.001],
+                          "G_min": [0.10, 0.06, 0.0], "G_max": [0.10, 0.159, 1.0]})
+    bands = [charts.Band("G_lo", "G_hi", "boot", "#000", 10), charts.Band("G_min", "G_max", "ties", "#111", 4)]
+    cut = charts.cut_at_edge(frame, "system", "G", bands)
+    assert cut == [("b", 0.159), ("constant", 1.0)]
+    html_text = charts.forest_html(frame, "system", "G", bands, "G")
+    assert html_text.count("tb-seg tb-cut") == len(cut)
+    assert charts.cut_at_edge(frame.iloc[:1], "system", "G", bands) == []

@@ -112,7 +112,9 @@ def test_matching_rows_equal_the_pandas_definition():
             present = set(frame["instruction"].dropna().astype(bool))
             flags = [label for label, flag in (("without", False), ("with", True)) if flag in present]
             return (["any"] if len(frame) else []) + flags
-        return sorted(frame[name].dropna().unique().tolist(), key=str)
+        order = {p: i for i, p in enumerate(("fp32", "fp16", "fp16+hps", "bf16", "bf16+hps", "int8", "q4", "binary"))}
+        key = (lambda v: (order.get(v, len(order)), str(v))) if name == "precision" else str  # widest first
+        return sorted(frame[name].dropna().unique().tolist(), key=key)
 
     rows = sidebar._Rows.of(conditions)
     checked = 0
