@@ -4,7 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, hints, sidebar, tables
+from ui import charts, data, hints, screen, sidebar, tables
 
 TITLE = "Instructions"
 NEED = sidebar.Need("results with and without instruction for the same system",
@@ -46,15 +46,23 @@ def render() -> None:
     heat = heat.reindex(per_system["system"].tolist())
     span = charts.symmetric_span(gap.per_task["gap"])
     # each figure is built once per question (issue 23: building them was most of this view's rerun)
-    key = None if view.data.overlay else ("instructions", view.data, view.cond, view.systems)
+    phone = screen.on_a_phone()  # a phone's 390 px: short names, no numbers in the cells, the colour bar below
+    key = None if view.data.overlay else ("instructions", view.data, view.cond, view.systems, phone)
 
     def heat_figure():  # one figure description (plotly express took ~4x the CPU to build the same)
+        names = heat.index.tolist()
+        bar = dict(title=dict(text="with − without"))
+        if phone:
+            bar.update(orientation="h", y=-0.04, yanchor="top", thickness=12,
+                       title=dict(text="with − without", side="top"))  # below the cells; the task names go on top
         return go.Figure(go.Heatmap(
-            z=heat.to_numpy().tolist(), x=heat.columns.tolist(), y=heat.index.tolist(), colorscale="RdBu",
-            zmin=-span, zmax=span, texttemplate="%{z:.3f}", colorbar=dict(title=dict(text="with − without")),
-            hovertemplate="%{y}<br>%{x}: %{z:+.4f}<extra></extra>"), layout=dict(
-            height=max(300, 36 * len(heat) + 120), margin=dict(l=10, r=10, t=20, b=10),
-            yaxis=dict(autorange="reversed", type="category"), xaxis=dict(type="category")))
+            z=heat.to_numpy().tolist(), x=heat.columns.tolist(), y=screen.short_names(names) if phone else names,
+            customdata=[[name] * heat.shape[1] for name in names], colorscale="RdBu", zmin=-span, zmax=span,
+            texttemplate="" if phone else "%{z:.3f}", colorbar=bar,
+            hovertemplate="%{customdata}<br>%{x}: %{z:+.4f}<extra></extra>"), layout=dict(
+            height=max(300, 36 * len(heat) + 120) + (120 if phone else 0), margin=dict(l=10, r=10, t=20, b=10),
+            yaxis=dict(autorange="reversed", type="category"),
+            xaxis=dict(type="category", side="top" if phone else "bottom")))
 
     charts.draw_remembered(key and (*key, "heat"), heat_figure)
 
@@ -62,10 +70,12 @@ def render() -> None:
     g_span = charts.symmetric_span(per_system["gap"])
 
     def bar_figure():
+        names = per_system["system"].tolist()
         return go.Figure(go.Bar(
-            x=per_system["gap"].tolist(), y=per_system["system"].tolist(), orientation="h",
+            x=per_system["gap"].tolist(), y=screen.short_names(names) if phone else names, orientation="h",
+            customdata=names,
             marker=dict(color=per_system["gap"].tolist(), colorscale="RdBu", cmin=-g_span, cmax=g_span),
-            hovertemplate="%{y}<br>G with − G without %{x:+.4f}<extra></extra>"), layout=dict(
+            hovertemplate="%{customdata}<br>G with − G without %{x:+.4f}<extra></extra>"), layout=dict(
             height=max(260, 28 * len(per_system) + 80), margin=dict(l=10, r=10, t=20, b=10),
             xaxis=dict(title=dict(text="G with − G without")), yaxis=dict(autorange="reversed", type="category")))
 

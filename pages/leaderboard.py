@@ -6,7 +6,7 @@ import html
 import streamlit as st
 
 from ui import board as boards
-from ui import charts, data, glossary, hints, sidebar, state, tables, upload, words
+from ui import charts, data, glossary, hints, screen, sidebar, state, tables, upload, words
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, and **R2MED "
@@ -144,7 +144,7 @@ def _notices(board, view, kinds, g_shown: bool = True) -> None:
 def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -> None:
     meta = data.systems(view.data, benchmark=view.cond.benchmark)
     table = boards.table(board, meta, kinds, order, show_other, show_borda)
-    st.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board, boards.on_a_phone()),
+    st.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board, screen.on_a_phone()),
                  hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—")
     sources = data.provenance(view.data).describe(table["source"] if "source" in table else [])
     snapshot = data.provenance(view.data).snapshot

@@ -183,15 +183,6 @@ def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, 
     return shown
 
 
-def on_a_phone(headers=None) -> bool:
-    """Whether the visitor's browser calls itself a phone: ``Mobi`` in its User-Agent, as MDN advises (the server
-    knows no screen width; a narrow desktop window is treated as a screen). ``headers``: the request's headers,
-    default Streamlit's ``st.context.headers`` (empty outside a browser session)."""
-    if headers is None:
-        headers = st.context.headers
-    return "Mobi" in (headers.get("User-Agent") or "")
-
-
 def column_config(board: Leaderboard, phone: bool = False) -> dict:
     """Labels, formats and glossary tooltips of :func:`table`'s columns; the first four columns' widths are
     :data:`PHONE_WIDTHS` on a phone, else :data:`SCREEN_WIDTHS`."""

@@ -111,9 +111,9 @@ _ENTRIES = (
     Term("shared-rank", "Rank (shared)", "1 + the number of systems **surely** better — whose whole combined "
          "interval lies above this system's. Systems whose intervals overlap can share a rank; it is Chatbot "
          "Arena's “rank (UB)” extended with ties.", ("chiang-2024", "yang-2026")),
-    Term("rank-interval", "Rank interval", "The best and worst rank a system can take when every system may take "
-         "any value inside its combined interval (a tie counts for the better rank at best, the worse at "
-         "worst). A rank is only as sharp as both the bootstrap and the tie range allow.", ("chiang-2024",)),
+    Term("rank-interval", "Rank range (rank interval)", "The best and worst rank a system can take when every "
+         "system may take any value inside its combined interval (a tie counts for the better rank at best, the "
+         "worse at worst). A rank is only as sharp as both the bootstrap and the tie range allow.", ("chiang-2024",)),
     Term("task-level-only", "Task-level scores only", "Published numbers (MTEB, the R2MED paper) come as one score "
          "per task, without per-query results, so neither a bootstrap interval nor a tie range can be computed: "
          "the rank of such a row is not known to be robust."),

@@ -340,7 +340,7 @@ class _Rows:
             flags = {bool(value) for value in present}
             return (["any"] if self.size else []) + [label for label, flag in (("without", False), ("with", True))
                                                      if flag in flags]
-        return sorted(present, key=precision_key if name == "precision" else str)  # bf16, binary, fp16 ... read as noise
+        return sorted(present, key=precision_key if name == "precision" else str)  # not bf16, binary, fp16, ...
 
 
 def _why_not(control: Control, value: str, chosen: Mapping[str, str], exists: bool, need: Need | None,

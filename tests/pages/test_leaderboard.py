@@ -13,7 +13,7 @@ import pytest
 from app_harness import ROOT, texts
 from evalcore.store import Condition, Store
 from ui import board as boards
-from ui import tables
+from ui import screen, tables
 
 SHIPPED = ROOT / "data"
 POOLED = {"bench": "rar-b", "setting": "full-pooled", "instr": "any", "metric": "ndcg@10", "prec": "fp32"}
@@ -401,8 +401,8 @@ DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko
 def test_a_wide_screen_shows_system_names_a_phone_cuts():
     """At a phone's 150 px four in five names were cut on a 1400 px screen too ("Alibaba-NLP/gte-Qwen2-…"): a
     screen gets a System column that holds a typical name, a phone keeps the widths that fit it."""
-    assert boards.on_a_phone({"User-Agent": IPHONE}) and boards.on_a_phone({"User-Agent": ANDROID})
-    assert not boards.on_a_phone({"User-Agent": DESKTOP}) and not boards.on_a_phone({})
+    assert screen.on_a_phone({"User-Agent": IPHONE}) and screen.on_a_phone({"User-Agent": ANDROID})
+    assert not screen.on_a_phone({"User-Agent": DESKTOP}) and not screen.on_a_phone({})
     board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
     widths = {phone: boards.column_config(board, phone)["system"]["width"] for phone in (True, False)}
     assert widths[True] == boards.PHONE_WIDTHS[1] and widths[False] >= 7 * len("Alibaba-NLP/gte-Qwen2-7B-instruct")
