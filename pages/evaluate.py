@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, hints, sidebar, state, upload, words
+from ui import data, glossary, hints, sidebar, state, tables, upload, words
 from ui.navigation import PAGES_DIR
 
 TITLE = "Evaluate your run"
@@ -201,7 +201,7 @@ def _result(view, held: upload.Candidate) -> None:
         st.rerun()
     frame = held.frame()
     st.dataframe(frame.drop(columns=["system", "benchmark", "source"]).head(1000), hide_index=True,
-                 width="stretch", height=300)
+                 width="stretch", height=300, column_config=_per_query_columns())
     st.caption(f"The first {min(len(frame), 1000):,} of {len(frame):,} per-query rows (one per task × query × "
                "metric × tie policy). The download holds them all, in the data contract's `query_metrics` "
                "columns: share it, or ingest it elsewhere.")
@@ -209,6 +209,20 @@ def _result(view, held: upload.Candidate) -> None:
                         file_name=f"{upload.file_stem(held)}.parquet", mime="application/vnd.apache.parquet",
                         key="ev_rows")
     _keep_it(view, held)
+
+
+def _per_query_columns() -> dict:
+    """Headers and tooltips of the per-query table (the download keeps the data contract's column names)."""
+    tip, number = glossary.tip, tables.number
+    return {"task": "Task", "setting": st.column_config.TextColumn("Setting", help=tip("mcr", "full-pooled")),
+            "instruction": st.column_config.CheckboxColumn("With instruction", help=tip("instruction")),
+            "precision": st.column_config.TextColumn("Precision", help=tip("precision")), "qid": "Query",
+            "metric": "Metric", "oblivious": number("Oblivious", help=tip("oblivious")),
+            "expected": number("Expected", help=tip("expected")), "min": number("Min", help=tip("tie-range")),
+            "max": number("Max", help=tip("tie-range")),
+            "tie_policy": st.column_config.TextColumn("Tie policy", help=tip("tie-policy")),
+            "n_candidates": number("Candidates", 0),
+            "tied_at_cutoff": st.column_config.CheckboxColumn("Tied at the cutoff", help=tip("tied-at-cutoff"))}
 
 
 def _go(page: str, held: upload.Candidate, cond: Condition, **extra) -> None:

@@ -173,3 +173,20 @@ def test_the_reported_time_is_the_whole_wait(evaluated, monkeypatch):
     assert seconds <= waited + 0.05, (said, waited)
     assert "checking and scoring the files" in said and "ranking it" in said, said
     assert len(calls) == 1, "the overlay view checked at evaluation is the one the views use"
+
+
+def test_the_per_query_table_speaks_the_dashboards_words(evaluated):
+    """Review: the per-query table showed the data contract's raw names (n_candidates, tied_at_cutoff, tie_policy);
+    its headers are words, the jargon ones with the glossary's definitions."""
+    import json
+
+    at = evaluated()
+    table = at.dataframe[-1]
+    assert "tied_at_cutoff" in table.value.columns  # the data: the contract's names (the download's)
+    shown = json.loads(table.proto.columns)
+    labels = {name: config.get("label") for name, config in shown.items() if name != "_index"}  # hidden index
+    assert labels["tied_at_cutoff"] == "Tied at the cutoff" and labels["n_candidates"] == "Candidates"
+    assert labels["expected"] == "Expected" and labels["tie_policy"] == "Tie policy"
+    assert "Glossary" in shown["expected"]["help"] and "Glossary" in shown["tied_at_cutoff"]["help"]
+    assert set(labels) == set(table.value.columns)
+    assert all(label and "_" not in label for label in labels.values()), labels
