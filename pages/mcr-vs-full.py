@@ -7,7 +7,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, hints, sidebar, state, tables
+from ui import charts, data, glossary, hints, sidebar, state, tables
 
 TITLE = "MCR vs full"
 NEED = sidebar.Need("full and multiple-choice (MCR) results for the same system", sidebar.rows_with_both_settings)
@@ -15,9 +15,12 @@ NEED = sidebar.Need("full and multiple-choice (MCR) results for the same system"
 
 def render() -> None:
     view = hints.page_top(TITLE, (
-        "RAR-b evaluates each task two ways: **full retrieval** over the whole corpus and **multiple-choice "
-        "retrieval (MCR)** among a handful of candidates. Each dot is one system on one task; dots above the "
-        "diagonal do better at choosing than at finding."), need=NEED)
+        f"RAR-b evaluates each task two ways: by retrieval — {glossary.link('full')} over the benchmark's "
+        f"whole corpus or, in our own runs, {glossary.link('full-pooled')} over every candidate answer of the "
+        "task pooled — and by "
+        f"{glossary.link('mcr', 'multiple-choice retrieval (MCR)')} among each question's own answer options. "
+        "Each dot is one system on one task: its retrieval score in the sidebar's setting and metric (x) against "
+        "its MCR score in the MCR metric chosen below (y) — usually two different metrics."), need=NEED)
     if view is None:
         return
     conditions = view.conditions()
@@ -58,13 +61,14 @@ def render() -> None:
     cols[2].metric("Tasks", f"{per_task['task'].nunique()}")
     label_a = f"{sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric}"  # the label may hold ( )
     label_b = f"MCR: {mcr_metric}"
+    diagonal = _axes_caption(full_setting, full_metric, mcr_metric)
 
     def scatter():
         # a symbol as well as a colour per task: more tasks than clearly distinct colours
         fig = px.scatter(per_task, x="a", y="b", color="task", symbol="task", hover_name="system",
                          color_discrete_sequence=charts.PALETTE, labels=dict(a=label_a, b=label_b),
                          hover_data={"gap": ":+.4f"})
-        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="MCR = full",
+        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name=diagonal,
                                  line=dict(color="#94a3b8", dash="dash")))
         fig.update_layout(height=520, margin=dict(l=10, r=10, t=20, b=10),
                           xaxis=dict(range=[0, 1], constrain="domain"), yaxis=dict(range=[0, 1], scaleanchor="x"))
@@ -80,8 +84,27 @@ def render() -> None:
                  width="stretch", column_config={
                      "system": "System", "G_a": tables.number(f"G {label_a}"),
                      "G_b": tables.number(f"G {label_b}"),
-                     "gap": st.column_config.NumberColumn("MCR − full", format="%+.4f"),
+                     "gap": st.column_config.NumberColumn("MCR − full", format="%+.4f", help=(
+                         f"G {label_b} − G {label_a}" + ("" if mcr_metric == full_metric else
+                                                         ": two different metrics — a guide, not parity."))),
                      "n_tasks": tables.number("Tasks", 0)})
+
+
+def _axes_caption(full_setting: str, full_metric: str, mcr_metric: str) -> str:
+    """Say what each axis is — setting and metric — and what the dashed y = x line is (issue: the axes plot MCR
+    p@1 against full nDCG@10, and a line named "MCR = full" drew parity between two different metrics); returns
+    the line's legend name."""
+    setting = (glossary.link(full_setting, sidebar.SETTING_LABELS.get(full_setting)) if full_setting in glossary.TERMS
+               else sidebar.SETTING_LABELS.get(full_setting, full_setting))
+    accuracy = " (accuracy)" if mcr_metric == "p@1" else ""
+    if mcr_metric == full_metric:
+        line, name = "the same metric in both settings: a dot above it scores higher in MCR", "y = x (same metric)"
+    else:
+        line = f"{mcr_metric} and {full_metric} are different metrics, so it is a guide, not parity"
+        name = "y = x (different metrics: a guide, not parity)"
+    st.caption(f"**x**: {setting}, {full_metric} · **y**: {glossary.link('mcr', 'MCR')}, {mcr_metric}{accuracy}. "
+               f"The dashed line is y = x — {line}.")
+    return name
 
 
 def _advice(view: sidebar.View) -> str:

@@ -200,8 +200,9 @@ def _pairs(flips, prec_a: str, prec_b: str, what: str = "G") -> None:
             "G_a_1": number(f"{what}₁ ({prec_a})"), "G_a_2": number(f"{what}₂ ({prec_a})"),
             "G_b_1": number(f"{what}₁ ({prec_b})"), "G_b_2": number(f"{what}₂ ({prec_b})"),
             "intervals_overlap": st.column_config.CheckboxColumn(
-                "Intervals overlap", help=f"Their tie ranges [{what} min, {what} max] overlap: ties alone could "
-                                          "explain the flip."),
+                f"Tie ranges overlap ({prec_a} or {prec_b})", help=glossary.tip("tie-range", before=(
+                    f"Their tie ranges [{what} min, {what} max] overlap under {prec_a}, under {prec_b} or under "
+                    "both (the pairs below, by precision): ties alone could explain the flip."))),
         })
     st.subheader(f"Pairs ties cannot separate ({len(flips.overlapping_pairs)})")
     if flips.overlapping_pairs.empty:

@@ -63,8 +63,9 @@ def _tie_summary(view: sidebar.View) -> str:
     st.subheader("Precision profile per system")
     st.markdown("Each panel is one system across every precision it was run or stored at: the **expected** score "
                 "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
-                "reports (✕), and the **share of queries whose score depends on tie-breaking** (grey bars, right "
-                "axis). Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers. Each panel's "
+                f"reports (✕), and the **share of queries {glossary.link('tied-at-cutoff', 'tied at the cutoff')}**"
+                f" (grey bars, right axis) — not the share of {glossary.link('tie-dependent', 'tie-dependent')} "
+                "queries. Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers. Each panel's "
                 "score axis is scaled to that system (never below 0): read a panel's steps against its own ticks, "
                 "not against its neighbours'.")
     _profile(summary, precisions, view.cond.metric,
@@ -107,8 +108,8 @@ def _profile(summary, precisions: list[str], metric: str, key: tuple | None = No
 
 
 def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go.Figure:
-    """One system across its precisions in a fixed order: the share of tie-dependent queries as grey bars (right
-    axis, drawn behind), and on the left axis the expected value with its [min, max] range and the oblivious
+    """One system across its precisions in a fixed order: the share of queries tied at the cutoff as grey bars
+    (right axis, drawn behind), and on the left axis the expected value with its [min, max] range and the oblivious
     value (drawn on top). The legend is the paragraph above the panels. Built as one figure description (the
     layout ``make_subplots(secondary_y=True)`` makes, written out): a third of the CPU of building it call by
     call, which every new question on this view paid once per system (issue 23)."""
@@ -168,8 +169,10 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
     _follow_task(task, bool(of_task))
     # the default (the task's run, else the first) stays out of the URL: a copied link or a reload then holds a
     # run only when the visitor chose one, and a later Task choice still moves the what-if to that task's run
+    shown = _run_labels(labels)
     run_name = state.select("wi_run", "Run", names, of_task[0] if of_task else names[0], where=left, always=False,
-                            format_func=lambda n: f"{labels[n]['system']} · {labels[n]['task']} ({n})")
+                            format_func=lambda n: shown.get(n, n),
+                            help="A shipped FP32 run: its model and task (the line below names its file).")
     to = state.select("wi_to", "Precision", list(WHAT_IF_PRECISIONS), "bf16", where=mid, widget="radio")
     scoring = state.select("wi_scoring", "Scores are", list(SCORINGS), "score", where=right, widget="radio",
                            format_func=lambda s: {"score": "similarities", "sigmoid": "logits"}[s],
@@ -181,7 +184,8 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
         relation = (f"the table above shows {task}; this run is on {run['task']}"
                     + (f" (a {task} run is in the list)" if of_task else f" (no {task} run is shipped)"))
     st.caption(f"Run: {run['system']} · {run['task']} · {sidebar.SETTING_LABELS.get(run['setting'], run['setting'])}"
-               f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} — {relation}.")
+               f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} (`{run_name}`)"
+               f" — {relation}.")
     try:
         result = data.what_if(run["path"], run["qrels_path"], to=to, scoring=scoring, metric=view.cond.metric,
                               tie_policy=view.cond.tie_policy)
@@ -208,6 +212,15 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
     fig.add_scatter(x=result["oblivious"], y=result["condition"], mode="markers", name="oblivious",
                     marker=dict(symbol="x", size=10, color="#dc2626"))
     charts.draw(fig)
+
+
+def _run_labels(runs: dict[str, dict]) -> dict[str, str]:
+    """Each run file's option label, short enough for the Run box (the file name, ~50 characters, cut the label
+    off mid-word): "MODEL · TASK", the model without its source prefix; the file name is added only where two
+    runs would share a label."""
+    short = {name: f"{run['system'].split('/', 1)[-1]} · {run['task']}" for name, run in runs.items()}
+    shared = {label for label in short.values() if list(short.values()).count(label) > 1}
+    return {name: f"{label} ({name})" if label in shared else label for name, label in short.items()}
 
 
 def _follow_task(task: str, shipped: bool) -> None:
