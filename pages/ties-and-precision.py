@@ -73,7 +73,8 @@ def _tie_summary(view: sidebar.View) -> str:
 
     st.subheader("Tie statistics per system and precision")
     number = tables.number
-    st.dataframe(summary, hide_index=True, width="stretch", column_order=[
+    shown = summary.assign(tied_share=tables.as_percent(summary["tied_share"]), bias=tables.signed(summary["bias"]))
+    st.dataframe(shown, hide_index=True, width="stretch", column_order=[
         "system", "precision", "precision_kind", "oblivious", "expected", "min", "max", "range", "bias",
         "tied_share", "n_tasks", "n_queries"], column_config={
         "system": "System", "precision": "Precision",
@@ -84,9 +85,8 @@ def _tie_summary(view: sidebar.View) -> str:
         "min": number("Min", help=glossary.tip("tie-range")), "max": number("Max", help=glossary.tip("tie-range")),
         "range": number("Range", help=glossary.tip("range")),
         "bias": st.column_config.NumberColumn("Bias", help=glossary.tip("bias"), format="%+.4f"),
-        "tied_share": st.column_config.ProgressColumn("Tied at cutoff", help=glossary.tip("tied-at-cutoff", before=(
-            "Share of queries with a tie straddling the metric's cutoff.")), format="percent",
-                                                      min_value=0.0, max_value=1.0),
+        "tied_share": tables.share_column("Tied at cutoff", help=glossary.tip("tied-at-cutoff", before=(
+            "Share of queries with a tie straddling the metric's cutoff."))),
         "n_tasks": number("Tasks", 0), "n_queries": number("Queries", 0),
     })
     return task
@@ -199,12 +199,13 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
                 "HPS recovers (the model's own low-precision activations are not in a score file; the profile above "
                 "shows real `bf16+hps` runs). Choose **logits** to see HPS undo the rounding of a sigmoid reranker's "
                 "output.", icon=":material/info:")
-    st.dataframe(result, hide_index=True, width="stretch", column_config={
+    printed = result.assign(tied_share=tables.as_percent(result["tied_share"]), bias=tables.signed(result["bias"]))
+    st.dataframe(printed, hide_index=True, width="stretch", column_config={
         "condition": "Condition", "metric": "Metric", "n_queries": tables.number("Queries", 0),
         **{c: tables.number(c.replace("_", " ").capitalize()) for c in ("oblivious", "expected", "min", "max",
                                                                           "range")},
         "bias": st.column_config.NumberColumn("Bias", help=glossary.tip("bias"), format="%+.4f"),  # signed, as above
-        "tied_share": st.column_config.ProgressColumn("Tied at cutoff", format="percent", min_value=0.0, max_value=1.0),
+        "tied_share": tables.share_column("Tied at cutoff", help=glossary.tip("tied-at-cutoff")),
     })
     fig = charts.interval_figure(result, "condition", "expected", [("min", "max", "range [min, max]", "#f97316")],
                                  x_title=f"{view.cond.metric} of {run['system']} on {run['task']}",

@@ -97,6 +97,24 @@ def number(label: str, digits: int = 4, **options):
     return st.column_config.NumberColumn(label, format="%d" if digits == 0 else f"%.{digits}f", **options)
 
 
+def share_column(label: str, **options):
+    """A 0–1 share drawn as a bar with its percentage at two decimals ("32.18%", "35.10%", "0.05%"): Streamlit's
+    ``format="percent"`` drops trailing zeros, so one column read "35.1%" beside "32.18%". Its values must be
+    in percent (:func:`as_percent`)."""
+    return st.column_config.ProgressColumn(label, format="%.2f%%", min_value=0.0, max_value=100.0, **options)
+
+
+def as_percent(shares: pd.Series) -> pd.Series:
+    """0–1 shares as percentages, for :func:`share_column`."""
+    return shares.astype(float) * 100.0
+
+
+def signed(values: pd.Series, digits: int = 4) -> pd.Series:
+    """Values rounded to the ``digits`` shown, without negative zeros: a bias of −0.00001 printed as "-0.0000"
+    under ``%+.4f``, a sign on a value that rounds to nothing."""
+    return values.astype(float).round(digits) + 0.0
+
+
 WIDE_LATEX = 8
 """Columns above which the LaTeX table is scaled to the text width (``\\resizebox``): 21 columns of numbers
 overflow a page."""
