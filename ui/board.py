@@ -80,7 +80,7 @@ def interval_text(row: pd.Series, agg: str) -> str:
     ties = pd.notna(row.get(f"{agg}_min")) and pd.notna(row.get(f"{agg}_max"))
     if not (boot or ties):
         return TASK_LEVEL_CELL
-    text = f"{row['combined_lo']:.3f}–{row['combined_hi']:.3f}"
+    text = tables.interval_words(row["combined_lo"], row["combined_hi"])
     return text if boot and ties else text + (" (ties only)" if ties else " (no tie range)")
 
 
@@ -104,7 +104,7 @@ def interval_texts(rows: pd.DataFrame, agg: str) -> pd.Series:
     boot, ties = _known(rows, f"{agg}_lo", f"{agg}_hi"), _known(rows, f"{agg}_min", f"{agg}_max")
     lo = rows["combined_lo"].tolist() if "combined_lo" in rows else [None] * len(rows)
     hi = rows["combined_hi"].tolist() if "combined_hi" in rows else [None] * len(rows)
-    texts = [TASK_LEVEL_CELL if not (b or t) else f"{a:.3f}–{z:.3f}"
+    texts = [TASK_LEVEL_CELL if not (b or t) else tables.interval_words(a, z)
              + ("" if b and t else (" (ties only)" if t else " (no tie range)"))
              for b, t, a, z in zip(boot, ties, lo, hi)]
     return pd.Series(texts, index=rows.index, dtype=object)

@@ -97,6 +97,17 @@ def number(label: str, digits: int = 4, **options):
     return st.column_config.NumberColumn(label, format="%d" if digits == 0 else f"%.{digits}f", **options)
 
 
+def interval_words(lo: float, hi: float, digits: int = 3, between: str = "–") -> str:
+    """An interval printed with ``digits`` decimals, rounded outwards (the low end down, the high end up): the
+    printed interval always holds what it holds, so a point shown with more decimals never looks outside it
+    (0.3155 beside "0.315–0.315" when the high end was 0.31549). Float noise below 1e-9 of a step is not
+    rounded outwards (0.1 stays 0.100, not 0.101)."""
+    step = 10.0 ** digits
+    low = math.floor(round(lo * step, 6)) / step
+    high = math.ceil(round(hi * step, 6)) / step
+    return f"{low:.{digits}f}{between}{high:.{digits}f}"
+
+
 def share_column(label: str, **options):
     """A 0–1 share drawn as a bar with its percentage at two decimals ("32.18%", "35.10%", "0.05%"): Streamlit's
     ``format="percent"`` drops trailing zeros, so one column read "35.1%" beside "32.18%". Its values must be

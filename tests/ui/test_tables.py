@@ -153,3 +153,20 @@ def test_bold_marks_the_best_ranked_row_not_a_row_without_a_rank():
     assert "1 & a & \\textbf{0.5000} & 0.3000" in body
     every = tables.latex_table(frame, "c", ["T"]).split(r"\midrule")[1]  # without bold_where: every row counts
     assert "\\textbf{0.9000}" in every
+
+
+def test_intervals_are_printed_rounded_outwards():
+    """The printed interval holds the printed point: a Leaderboard row read G 0.3155 beside 0.315–0.315."""
+    from ui import tables
+
+    assert tables.interval_words(0.31531, 0.31549) == "0.315–0.316"
+    assert tables.interval_words(0.1, 0.2) == "0.100–0.200", "float noise is not rounded outwards"
+    assert tables.interval_words(0.0, 1.0) == "0.000–1.000"
+    assert tables.interval_words(0.09812, 0.10618, between=", ") == "0.098, 0.107"
+    rng = np.random.default_rng(0)
+    for lo, width, point in rng.random((500, 3)):
+        hi = lo + width * (1 - lo)
+        p = lo + point * (hi - lo)
+        low, high = map(float, tables.interval_words(lo, hi).split("–"))
+        assert low <= lo + 1e-12 and hi <= high + 1e-12, "the printed interval holds the interval"
+        assert low - 1e-12 <= round(p, 4) <= high + 1e-12, "and the point as the table prints it (4 decimals)"
