@@ -343,6 +343,31 @@ def paired_randomization_test(
     return observed, (1 + n_extreme) / (1 + n_resamples)
 
 
+def holm_adjusted(p_values: Sequence[float]) -> np.ndarray:
+    """Holm–Bonferroni adjusted p-values of m tests, in the order given (Holm 1979, step-down).
+
+    With the m p-values sorted ascending, p_(1) ≤ … ≤ p_(m), the i-th smallest's adjusted p-value is
+    p̃_(i) = min(1, max_{j ≤ i} (m − j + 1) · p_(j)): the smallest times m, the next times m − 1, …, never
+    below the one before. Rejecting every hypothesis with p̃ ≤ α keeps the chance of any false rejection
+    among the m at most α (family-wise error rate), under any dependence between the tests. m counts the
+    non-missing values only: a NaN (a test that was not run) stays NaN and does not count. ValueError for a
+    value outside [0, 1].
+    """
+    p = np.asarray(p_values, dtype=np.float64).reshape(-1)
+    run = ~np.isnan(p)
+    if ((p[run] < 0.0) | (p[run] > 1.0)).any():
+        raise ValueError("p-values must lie in [0, 1]")
+    adjusted = np.full(p.shape, np.nan)
+    m = int(run.sum())
+    if m:
+        order = np.argsort(p[run], kind="stable")
+        steps = p[run][order] * np.arange(m, 0, -1)
+        adjusted_run = np.empty(m)
+        adjusted_run[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+        adjusted[run] = adjusted_run
+    return adjusted
+
+
 # -- tables --------------------------------------------------------------------------------------------
 def task_matrices(task_table: pd.DataFrame, tasks: Sequence[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(system names, {column: systems × tasks matrix}) for value/expected/min/max; missing cells NaN.

@@ -4,10 +4,12 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from evalcore.aggregate import holm_adjusted
 from ui import charts, data, drilldown, glossary, hints, sidebar, state, tables
 
 TITLE = "Compare"
@@ -15,6 +17,9 @@ MAX_SYSTEMS = 4
 # soft: a first visit opens where two systems have per-query results; a condition the visitor chose stays
 NEED = sidebar.Need("two systems with per-query results", sidebar.rows_with_two_systems_with_query_data, soft=True)
 VALUES = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
+HOLM_HELP = ("The p-value adjusted for testing several pairs at once (Holm–Bonferroni, "
+             "`evalcore.aggregate.holm_adjusted`): sorted ascending, the i-th smallest of m is multiplied by "
+             "m − i + 1, raised to the one before it if lower, and capped at 1.")
 
 
 def render() -> None:
@@ -43,7 +48,7 @@ def render() -> None:
                                help="Your choice is kept when you change the condition: systems without results "
                                     "under it are left out until they have some again.")
     if len(chosen) < 2:
-        st.info("Pick at least two systems to compare.")
+        st.info(f"Pick at least two systems to compare: {len(chosen) or 'none'} is chosen.")
         return
     g_of = dict(zip(board.ranked["system"], board.ranked["G"]))
     for col, name in zip(st.columns(len(chosen)), chosen):
@@ -163,10 +168,22 @@ def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) 
         else:
             results.append({"system_a": a, "system_b": b, "mean_diff": test.observed_diff,
                             "p_value": test.p_value, "n_queries": test.n_queries, "note": ""})
-    st.dataframe(results, hide_index=True, width="stretch", column_config={
+    tested = sum(row["p_value"] is not None for row in results)
+    holm = {}
+    if tested > 1:  # several pairs: each p-value adjusted for the others (Holm–Bonferroni)
+        adjusted = holm_adjusted([np.nan if row["p_value"] is None else row["p_value"] for row in results])
+        for row, p_holm in zip(results, adjusted):
+            row["p_holm"] = None if np.isnan(p_holm) else float(p_holm)
+        holm = {"p_holm": tables.number("Holm-adjusted p", help=HOLM_HELP)}
+    st.dataframe(results, hide_index=True, width="stretch", column_order=[
+        "system_a", "system_b", "mean_diff", "p_value", *holm, "n_queries", "note"], column_config={
         "system_a": "System A", "system_b": "System B",
         "mean_diff": st.column_config.NumberColumn(f"Mean A − B ({value})", format="%+.4f"),
-        "p_value": tables.number("p-value"), "n_queries": tables.number("Paired queries", 0), "note": "Note"})
+        "p_value": tables.number("p-value"), **holm, "n_queries": tables.number("Paired queries", 0),
+        "note": "Note"})
+    if holm:
+        st.caption(f"Holm-adjusted p: each p corrected for testing {tested} pairs at once (Holm–Bonferroni), so the "
+                   "chance that any pair below 0.05 is a false “different” is at most 5%.")
 
 
 render()

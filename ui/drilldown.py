@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from ui import glossary, hints, state, tables
+from ui import glossary, hints, screen, state, tables
 from ui.data import TaskTexts
 
 VALUE_LABELS = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
@@ -100,11 +100,24 @@ def relevant_ranks(rank_rows: pd.DataFrame | None, qid: str, systems: Sequence[s
     return pd.Series(words, dtype=object).reindex(list(systems))
 
 
+SYSTEM_COLUMNS_WIDTH = 640
+"""Pixels the systems' value columns of the per-query table share (at most ``SYSTEM_COLUMN_MAX`` each): with the
+query id they stay inside the page's ~1,000 px main column on a 1,400 px screen (sidebar open), so four systems'
+values show without scrolling sideways."""
+SYSTEM_COLUMN_MAX = 200
+
+
 def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, value: str,
                 diff_only: bool, task: str) -> pd.DataFrame:
     """One row per query: its text, each system's ``value`` with its [min, max] and whether ties decide it,
     the spread across the systems; only queries where they differ when ``diff_only``. Returns the table
-    shown."""
+    shown.
+
+    Shown left to right: the query id (pinned), every system's value (headed by its short name,
+    ``ui.screen.short_names``, within ``SYSTEM_COLUMNS_WIDTH`` px together), the spread, the query's first words (its full
+    text is in :func:`query_detail` below), then each system's [min, max] and *ties decide*: the values to
+    compare are on screen without scrolling sideways whatever the number of systems (the wide text column
+    pushed a third system's value off a 1,400 px screen)."""
     wide = rows.pivot(index="qid", columns="system", values=value).reindex(columns=list(systems))
     low = rows.pivot(index="qid", columns="system", values="min").reindex(columns=list(systems))
     high = rows.pivot(index="qid", columns="system", values="max").reindex(columns=list(systems))
@@ -116,7 +129,9 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
         table["query"] = snippets(texts.queries.set_index("qid")["flat_text"].reindex(table.index)).to_numpy()
     for system in systems:
         table[system] = wide[system]
-        table[f"{system} [min, max]"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(low[system], high[system])]
+        table[f"{system} [min, max]"] = [  # rounded outwards: it holds the value printed beside it (0.3155)
+            f"[{tables.interval_words(lo, hi, between=', ')}]" if pd.notna(lo) and pd.notna(hi) else "—"
+            for lo, hi in zip(low[system], high[system])]
         table[f"{system} ties decide"] = tied[system].fillna(False).astype(bool)
     table = table.join(per_qid).reset_index()
     differing = int(per_qid["differs"].sum())
@@ -127,17 +142,37 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
     if diff_only:
         table = table[table["differs"]]
     table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
-    config = {"qid": "Query id", "query": st.column_config.TextColumn("Query", width="medium"),
-              "spread": tables.number("Spread", help=f"max − min of the {value} values across the systems")}
-    for system in systems:
-        config[system] = tables.number(f"{system} ({value})")
-        config[f"{system} [min, max]"] = st.column_config.TextColumn(f"{system} [min, max]",
-                                                                     help=glossary.tip("tie-range"))
-        config[f"{system} ties decide"] = st.column_config.CheckboxColumn(f"{system} ties decide",
-                                                                          help=glossary.tip("tie-dependent"))
-    st.dataframe(table, hide_index=True, width="stretch", column_config=config,
+    st.dataframe(table, hide_index=True, width="stretch", column_config=_query_table_config(systems, value),
+                 column_order=_query_table_order(systems, texts is not None),
                  height=min(420, 36 * len(table) + 40))
     return table
+
+
+def _query_table_order(systems: Sequence[str], with_text: bool) -> list[str]:
+    """The per-query table's columns left to right: the values to compare first, the text and details after."""
+    return (["qid", *systems, "spread"] + (["query"] if with_text else [])
+            + [f"{system} {part}" for system in systems for part in ("[min, max]", "ties decide")])
+
+
+def _query_table_config(systems: Sequence[str], value: str) -> dict:
+    """Headers, tooltips and widths of the per-query table: a system's columns are headed by its short name
+    (its full name in the tooltip); its value column is ``SYSTEM_COLUMNS_WIDTH / n`` px wide (at most
+    ``SYSTEM_COLUMN_MAX``). The query id is pinned: it stays when the details are scrolled into view. (The values
+    are not: Streamlit greys a pinned column's text like an index's.)"""
+    width = min(SYSTEM_COLUMN_MAX, SYSTEM_COLUMNS_WIDTH // max(1, len(systems)))
+    config = {"qid": st.column_config.TextColumn("Query id", pinned=True),
+              "query": st.column_config.TextColumn("Query", width="medium", help=(
+                  f"The query's first {SNIPPET} characters: pick it under “Show one query in full” below for its "
+                  "whole text.")),
+              "spread": tables.number("Spread", help=f"max − min of the {value} values across the systems")}
+    for system, short in zip(systems, screen.short_names(list(systems))):
+        config[system] = tables.number(short, width=width,
+                                       help=f"{system}: its {VALUE_LABELS[value]} value on the query")
+        config[f"{system} [min, max]"] = st.column_config.TextColumn(
+            f"{short} [min, max]", help=glossary.tip("tie-range", before=system))
+        config[f"{system} ties decide"] = st.column_config.CheckboxColumn(
+            f"{short} ties decide", help=glossary.tip("tie-dependent", before=system))
+    return config
 
 
 def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | None, setting: str,

@@ -316,8 +316,11 @@ def multiselect(
     min_kept: int = 0,
 ) -> list[str]:
     """A multi-choice control bound to a repeatable URL key. It shows the visitor's wish (:func:`wish`) minus
-    what is not an option here; when fewer than ``min_kept`` of the wish remain, it shows ``default`` and keeps
-    the wish for when its values are options again."""
+    what is not an option here; when fewer than ``min_kept`` of the wish remain because the others are not
+    options here, it shows ``default`` and keeps the wish for when its values are options again. A wish of fewer
+    than ``min_kept`` values (one system left in the control, or one in a link) is shown as it is: the view says
+    what it lacks, it does not put back what the visitor removed. A link naming no valid value opens on
+    ``default``."""
     where = where or st
     options = list(options)
     state = st.session_state
@@ -331,12 +334,12 @@ def multiselect(
         if max_selections and len(valid) > max_selections:
             notice(f"`{key}`: at most {max_selections} values; kept the first {max_selections}.")
             valid = valid[:max_selections]
-        state.setdefault(_WISH, {})[key] = valid
+        state.setdefault(_WISH, {})[key] = valid if (valid or not wanted) else None  # none valid: the default
     chosen = wish(key)
     value = [v for v in default if v in options]
     if chosen is not None:
         kept = [v for v in chosen if v in options]
-        if len(kept) >= min_kept:
+        if len(kept) >= min(min_kept, len(chosen)):  # fewer chosen than min_kept: the visitor's own choice
             value = kept
         if kept != chosen:
             state.setdefault(_MOVED, {})[key] = (list(chosen), value)
