@@ -129,6 +129,8 @@ def _same_cell(live: str, shown: str) -> bool:
     printed = _number(shown)
     if printed is None or not math.isfinite(value):
         return False
+    if shown.endswith("%") and abs(printed[0] * 100 - value) <= printed[1] * 100 * (1 + 1e-9) + 1e-12:
+        return True  # a printf "%.2f%%" column: its values are in percent already (ui.tables.share_column)
     return abs(printed[0] - value) <= printed[1] * (1 + 1e-9) + 1e-12
 
 
