@@ -73,8 +73,7 @@ def _tie_summary(view: sidebar.View) -> str:
 
     st.subheader("Tie statistics per system and precision")
     number = tables.number
-    shown = summary.assign(tied_share=tables.as_percent(summary["tied_share"]), bias=tables.signed(summary["bias"]))
-    st.dataframe(shown, hide_index=True, width="stretch", column_order=[
+    st.dataframe(_printed(summary), hide_index=True, width="stretch", column_order=[
         "system", "precision", "precision_kind", "oblivious", "expected", "min", "max", "range", "bias",
         "tied_share", "n_tasks", "n_queries"], column_config={
         "system": "System", "precision": "Precision",
@@ -169,9 +168,9 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
     _follow_task(task, bool(of_task))
     # the default (the task's run, else the first) stays out of the URL: a copied link or a reload then holds a
     # run only when the visitor chose one, and a later Task choice still moves the what-if to that task's run
-    shown = _run_labels(labels)
+    run_labels = _run_labels(labels)
     run_name = state.select("wi_run", "Run", names, of_task[0] if of_task else names[0], where=left, always=False,
-                            format_func=lambda n: shown.get(n, n),
+                            format_func=lambda n: run_labels.get(n, n),
                             help="A shipped FP32 run: its model and task (the line below names its file).")
     to = state.select("wi_to", "Precision", list(WHAT_IF_PRECISIONS), "bf16", where=mid, widget="radio")
     scoring = state.select("wi_scoring", "Scores are", list(SCORINGS), "score", where=right, widget="radio",
@@ -199,8 +198,7 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
                 "HPS recovers (the model's own low-precision activations are not in a score file; the profile above "
                 "shows real `bf16+hps` runs). Choose **logits** to see HPS undo the rounding of a sigmoid reranker's "
                 "output.", icon=":material/info:")
-    printed = result.assign(tied_share=tables.as_percent(result["tied_share"]), bias=tables.signed(result["bias"]))
-    st.dataframe(printed, hide_index=True, width="stretch", column_config={
+    st.dataframe(_printed(result), hide_index=True, width="stretch", column_config={
         "condition": "Condition", "metric": "Metric", "n_queries": tables.number("Queries", 0),
         **{c: tables.number(c.replace("_", " ").capitalize()) for c in ("oblivious", "expected", "min", "max",
                                                                           "range")},
@@ -213,6 +211,12 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
     fig.add_scatter(x=result["oblivious"], y=result["condition"], mode="markers", name="oblivious",
                     marker=dict(symbol="x", size=10, color="#dc2626"))
     charts.draw(fig)
+
+
+def _printed(table):
+    """A tie table as it is printed: the share tied at the cutoff in percent (``tables.share_column``) and the
+    bias rounded to its four shown decimals without negative zeros."""
+    return table.assign(tied_share=tables.as_percent(table["tied_share"]), bias=tables.signed(table["bias"]))
 
 
 def _run_labels(runs: dict[str, dict]) -> dict[str, str]:

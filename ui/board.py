@@ -393,10 +393,6 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
             + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")
 
 
-def _ordinal(n: int) -> str:
-    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-
-
 def lifted_by_ties(board: Leaderboard) -> pd.DataFrame:
     """The systems whose tie range alone can carry them past others: broken in its favour, a system's aggregate
     (``{agg}_max``) beats the point value of a system ranked above it. Columns: system, point, top (the max),
@@ -424,8 +420,8 @@ def lifted_line(board: Leaderboard, limit: int = 4) -> str | None:
         return None
     agg = board.ranked_by
     shown = words.shown_count(len(lifted), limit)
-    parts = [f"**{hints.safe_text(r.system)}** from {agg} {r.point:.4f} ({_ordinal(int(r.rank))}) to {r.top:.4f} "
-             f"(would be {_ordinal(int(r.best))})" for r in lifted.head(shown).itertuples(index=False)]
+    parts = [f"**{hints.safe_text(r.system)}** from {agg} {r.point:.4f} ({words.ordinal(int(r.rank))}) to {r.top:.4f} "
+             f"(would be {words.ordinal(int(r.best))})" for r in lifted.head(shown).itertuples(index=False)]
     more = f"; and {words.counted(len(lifted) - shown, 'more system')}" if len(lifted) > shown else ""
     one = len(lifted) == 1
     its, it = ("its", "it") if one else ("their", "they")

@@ -114,8 +114,8 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
     shown.
 
     Shown left to right: the query id (pinned), every system's value (headed by its short name,
-    ``ui.screen.short_names``, within ``SYSTEM_COLUMNS_WIDTH`` px together), the spread, the query's first words (its full
-    text is in :func:`query_detail` below), then each system's [min, max] and *ties decide*: the values to
+    ``ui.screen.short_names``, within ``SYSTEM_COLUMNS_WIDTH`` px together), the spread, the query's first words
+    (its full text is in :func:`query_detail` below), then each system's [min, max] and *ties decide*: the values to
     compare are on screen without scrolling sideways whatever the number of systems (the wide text column
     pushed a third system's value off a 1,400 px screen)."""
     wide = rows.pivot(index="qid", columns="system", values=value).reindex(columns=list(systems))

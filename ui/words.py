@@ -20,3 +20,8 @@ def listed(names, limit: int, separator: str = ", ") -> str:
     names = list(names)
     shown = shown_count(len(names), limit)
     return separator.join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, …, 11th–13th, 21st."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"

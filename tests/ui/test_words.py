@@ -48,3 +48,10 @@ def test_the_policy_swap_notice_counts_in_words(n_swaps, start, more):
 ])
 def test_a_list_names_the_one_left_over(n, said):
     assert words.listed([f"n{i}" for i in range(n)], 4) == said
+
+
+@pytest.mark.parametrize(("n", "said"), [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (8, "8th"), (11, "11th"),
+                                          (12, "12th"), (13, "13th"), (21, "21st"), (22, "22nd"), (101, "101st"),
+                                          (111, "111th")])
+def test_an_ordinal_reads_as_english(n, said):
+    assert words.ordinal(n) == said
