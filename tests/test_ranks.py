@@ -100,13 +100,13 @@ def test_shipped_pooled_board_bm25_can_be_first_because_its_tie_range_passes_min
     ranked = board.ranked.set_index("system")
     bm25, minilm = ranked.loc["tiebreak-run/bm25s"], ranked.loc["tiebreak-run/all-MiniLM-L6-v2"]
     assert bm25["G_max"] > minilm["G_hi"] >= minilm["G"] > bm25["G"], "the shipped case the issue names"
-    assert bm25["rank_lo"] == 1 and bm25["shared_rank"] == 1
-    assert minilm["rank_hi"] >= 2, "MiniLM can be passed by BM25"
+    assert bm25["combined_rank_lo"] == 1 and bm25["combined_shared_rank"] == 1
+    assert minilm["combined_rank_hi"] >= 2, "MiniLM can be passed by BM25"
     assert bm25["combined_lo"] == min(bm25["G_lo"], bm25["G_min"])
     assert bm25["combined_hi"] == max(bm25["G_hi"], bm25["G_max"])
     # every system's ranks follow the module's definition over the board's own columns
     lo, hi = ranked["combined_lo"].to_numpy(), ranked["combined_hi"].to_numpy()
     for name, row in ranked.iterrows():
-        assert row["shared_rank"] == 1 + (lo > row["combined_hi"]).sum(), name
-        assert row["rank_hi"] == (hi >= row["combined_lo"]).sum(), name
-        assert row["rank_lo"] <= row["rank"] <= row["rank_hi"], name
+        assert row["combined_shared_rank"] == 1 + (lo > row["combined_hi"]).sum(), name
+        assert row["combined_rank_hi"] == (hi >= row["combined_lo"]).sum(), name
+        assert row["combined_rank_lo"] <= row["rank"] <= row["combined_rank_hi"], name

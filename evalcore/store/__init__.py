@@ -33,13 +33,14 @@ from evalcore import aggregate as _aggregate  # ``Store.leaderboard`` has a para
 from evalcore import schema
 from evalcore.errors import InputError
 from evalcore.schema import CONDITION_KEY, DEFAULT_TIE_POLICY, QUERY_METRICS as QUERY_METRICS_COLUMNS
-from evalcore.store import catalogue, derived, queries, statistics
-from evalcore.store.answers import Condition, Gap, Leaderboard, LoadWarning, PairedTest, RankFlips, SkippedFile
+from evalcore.store import catalogue, derived, manifest, queries, statistics
+from evalcore.store.answers import (CommonTasks, Condition, Gap, Leaderboard, LoadWarning, PairedTest, RankFlips,
+                                    Resampling, SkippedFile)
 from evalcore.store.catalogue import DATA_ENV, RUNS_DIR, classify_parquet, data_dir, metric_bounded_by_one
 from evalcore.store.statistics import query_matrix
 
 __all__ = [
-    "CONDITION_KEY", "DATA_ENV", "DEFAULT_TIE_POLICY", "QUERY_METRICS_COLUMNS", "RUNS_DIR", "Condition", "Gap",
+    "CommonTasks", "Resampling", "CONDITION_KEY", "DATA_ENV", "DEFAULT_TIE_POLICY", "QUERY_METRICS_COLUMNS", "RUNS_DIR", "Condition", "Gap",
     "Leaderboard", "LoadWarning", "PairedTest", "RankFlips", "SkippedFile", "Store", "classify_parquet", "data_dir",
     "metric_bounded_by_one", "query_matrix",
 ]
@@ -75,13 +76,16 @@ class Store:
         """Rescan the data dir and rebuild the tables (new/removed/changed files take effect); a view made by
         :meth:`with_overlay` keeps its overlay."""
         loaded = self._catalogue.load()
+        found = manifest.read(self.data_dir)
+        if found.problem:
+            loaded.skipped.append(SkippedFile(found.path, found.problem))
         db = queries.Database(loaded.conn, loaded.query_files, loaded.null_key_files, loaded.file_index_free,
                               loaded.file_sha256)
         if self._overlay is not None:
             rows, sums, _ = self._overlay
             db = db.with_overlay(rows, sums)
         with self._lock:
-            self._loaded, self._db = loaded, db
+            self._loaded, self._db, self._manifest = loaded, db, found
             self.skipped, self.warnings = list(loaded.skipped), list(loaded.warnings)
 
     def _database(self) -> queries.Database:
@@ -158,6 +162,7 @@ class Store:
         with self._lock:
             loaded, db = self._loaded, self._db
         view._loaded = loaded
+        view._manifest = self._manifest
         view._db = db.with_overlay(rows, sums)
         view.skipped, view.warnings = list(loaded.skipped), list(loaded.warnings)
         return view
@@ -245,16 +250,38 @@ class Store:
         bootstrap: int = 1000,
         seed: int = 0,
         aggregate: str | None = None,
+        level: float = 0.95,
+        common_tasks: bool = False,
     ) -> Leaderboard:
-        """Systems ranked by ``aggregate`` (competition 'min' ranks) over ``tasks`` (None = every task of the
-        benchmark under ``cond``): ``G`` or ``mean``; None = the benchmark's own
-        (:func:`evalcore.aggregate.official_aggregate`: G for RAR-b, mean for R2MED). Systems missing a task go
-        to ``incomplete``. ``bootstrap=0`` skips intervals. ``policy_swaps`` lists the pairs whose order by
-        ``cond.tie_policy`` differs from their order by expected values."""
+        """Systems ranked by ``aggregate`` (competition 'min' ranks) over ``tasks`` (None = the tasks the
+        benchmark declares for ``cond.setting`` in the data's manifest (:mod:`evalcore.store.manifest`), else
+        those present): ``G`` or ``mean``; None = the benchmark's own (:func:`evalcore.aggregate.official_aggregate`:
+        G for RAR-b, mean for R2MED). Systems missing a task go to ``incomplete``; with ``common_tasks`` the
+        board ranks every shown system on the tasks all of them have instead (:class:`CommonTasks` names them).
+
+        ``bootstrap`` resamples (0 = none) with ``seed`` and ``level`` give every ranked row its interval and
+        rank set over tasks, its tier and the adjacent pairs' tests (:func:`statistics.task_level`), and rows
+        with per-query data their interval over queries and ties. ``policy_swaps`` lists the pairs whose order
+        by ``cond.tie_policy`` differs from their order by expected values."""
         db = self._database()
         ranked_by = aggregate or _aggregate.official_aggregate(cond.benchmark)
-        table = queries.task_table(db, cond, queries.as_list(systems))
-        task_list = sorted(table["task"].dropna().unique().tolist()) if tasks is None else queries.as_list(tasks)
+        names = queries.as_list(systems)
+        table = queries.task_table(db, cond, names)
+        present = sorted(table["task"].dropna().unique().tolist())
+        declared = self._manifest.declared(cond.benchmark, cond.setting)
+        if tasks is not None:
+            board_tasks = queries.as_list(tasks)
+        else:
+            board_tasks = declared if declared is not None else present
+        common = None
+        task_list = board_tasks
+        if common_tasks:
+            usable = table[table["task"].isin(board_tasks) & table["value"].notna()]
+            shown = usable["system"].nunique()
+            per_task = usable.groupby("task")["system"].nunique()
+            task_list = [t for t in board_tasks if shown and per_task.get(t, 0) == shown]
+            common = CommonTasks(tasks=task_list, dropped=[t for t in board_tasks if t not in task_list],
+                                 n_systems=int(shown))
         table = table[table["task"].isin(task_list)]
         ranked, incomplete = _aggregate.leaderboard_frames(table, task_list, ranked_by)
         if cond.instruction is None and len(incomplete):
@@ -266,23 +293,54 @@ class Store:
         )
         instruction_of = table.groupby("system")["instruction"].first()
         interval_columns, used_resamples = statistics.leaderboard_intervals(
-            db, cond, ranked, ranked_by, task_list, instruction_of, bootstrap, seed)
+            db, cond, ranked, ranked_by, task_list, instruction_of, bootstrap, seed, level)
         insert_at = ranked.columns.get_loc("has_query_data") + 1
         for offset, (name, values) in enumerate(interval_columns.items()):
+            ranked.insert(insert_at + offset, name, values)
+        labels = _aggregate.task_column_labels(task_list)
+        query_p = (statistics.adjacent_query_p_values(db, cond, ranked, task_list, instruction_of)
+                   if bootstrap > 0 and len(ranked) > 1 else None)
+        over_tasks = statistics.task_level(ranked, labels, ranked_by, bootstrap, seed, level, query_p)
+        insert_at = ranked.columns.get_loc("combined_shared_rank") + 1
+        for offset, (name, values) in enumerate(over_tasks.columns.items()):
             ranked.insert(insert_at + offset, name, values)
         swaps = _aggregate.order_swaps(ranked["system"].to_numpy(dtype=object), ranked[ranked_by].to_numpy(),
                                        ranked[f"{ranked_by}_expected"].to_numpy())
         return Leaderboard(
             ranked=ranked,
             incomplete=incomplete,
-            tasks=_aggregate.task_column_labels(task_list),
+            tasks=labels,
             zero_task_systems=ranked.loc[ranked["zero_task"], "system"].tolist(),
             bootstrap=used_resamples,
             ranked_by=ranked_by,
             task_names=list(task_list),
             policy_swaps=swaps,
             tie_policy=cond.tie_policy,
+            resampling=Resampling(int(seed), int(bootstrap), float(level)) if bootstrap > 0 else None,
+            adjacent=_adjacent_frame(ranked, over_tasks.adjacent),
+            surely_above=over_tasks.surely_above,
+            declared_tasks=declared,
+            tasks_without_results=[t for t in board_tasks if t not in present],
+            common_tasks=common,
+            notes=self._board_notes(declared),
         )
+
+    def _board_notes(self, declared: list[str] | None) -> list[str]:
+        """What a board must say of the data it stands on: files that could not be read, a task manifest that
+        could not be used or does not declare this board's tasks."""
+        notes = []
+        unreadable = [item for item in self.skipped if item.path != self._manifest.path]
+        if unreadable:
+            first = unreadable[0]
+            notes.append(f"{len(unreadable)} file(s) under the data folder could not be used, so a task or "
+                         f"system may be missing here; first: {first.path}: {first.reason}")
+        if self._manifest.problem:
+            notes.append(f"{self._manifest.path}: {self._manifest.problem}; the tasks present in the data are "
+                         "the board's tasks")
+        elif declared is None:
+            notes.append(f"no task manifest ({manifest.FILE_NAME}) declares this benchmark's tasks for this "
+                         "setting: the board ranks over the tasks present in the data")
+        return notes
 
     @staticmethod
     def _other_state_reasons(db: queries.Database, cond: Condition, table: pd.DataFrame, incomplete: pd.DataFrame,
@@ -446,3 +504,13 @@ class Store:
         return statistics.paired_test(db, system_a, system_b, cond, task,
                                       self._instruction_states(db, cond, [system_a, system_b]), n_resamples, seed,
                                       value)
+
+
+def _adjacent_frame(ranked: pd.DataFrame, adjacent) -> pd.DataFrame | None:
+    """The adjacent pairs' tests as a table of system names (None when not computed)."""
+    if adjacent is None:
+        return None
+    names = ranked["system"].to_numpy(dtype=object)
+    return pd.DataFrame({"system_1": names[adjacent.first], "system_2": names[adjacent.second],
+                         "p_value": adjacent.p_value, "adjusted": adjacent.adjusted,
+                         "differ": adjacent.differ.astype(bool), "kind": adjacent.kind.astype(object)})

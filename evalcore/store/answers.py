@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from evalcore.schema import DEFAULT_TIE_POLICY
@@ -38,17 +39,41 @@ class LoadWarning:
     message: str
 
 
+@dataclass(frozen=True)
+class Resampling:
+    """The parameters of a board's resampling (seed, resamples, confidence level): part of its URL and exports,
+    so a shared link reproduces the same intervals."""
+
+    seed: int = 0
+    resamples: int = 1000
+    level: float = 0.95
+
+
+@dataclass(frozen=True)
+class CommonTasks:
+    """A common-task ranking: the ``tasks`` every shown system has (the board's order), the board's other tasks
+    ``dropped``, over ``n_systems`` shown systems."""
+
+    tasks: list
+    dropped: list
+    n_systems: int
+
+
 @dataclass
 class Leaderboard:
     """Result of :meth:`Store.leaderboard`."""
 
     ranked: pd.DataFrame  # rank, system, G, G_min, G_max, G_expected, mean, mean_min, mean_max, mean_expected,
-    #                       borda, n_tasks, complete, zero_task, has_query_data, G_lo, G_hi, mean_lo, mean_hi,
-    #                       rank_lo, rank_hi, combined_lo, combined_hi, shared_rank, then one column per task
-    #                       (``tasks``); ``rank`` (competition rank of the point values) and the rank columns
-    #                       follow ``ranked_by`` (G_lo..rank_hi NaN without per-query data for every task);
-    #                       combined_lo/hi = hull of point, bootstrap interval and tie range, shared_rank = 1 +
-    #                       systems surely better (evalcore.ranks), both for every system
+    #                       borda, n_tasks, complete, zero_task, has_query_data, then
+    #                       over queries and ties (NaN without per-query data on every task):
+    #                         G_lo, G_hi, mean_lo, mean_hi (bootstrap over queries), combined_rank_lo,
+    #                         combined_rank_hi; combined_lo, combined_hi, combined_shared_rank (every row: the
+    #                         hull of point, bootstrap interval and tie range; evalcore.ranks)
+    #                       over tasks (every row; evalcore.store.statistics.task_level):
+    #                         G_task_lo, G_task_hi, mean_task_lo, mean_task_hi, shared_rank (= rank_lo, 1 + the
+    #                         systems surely better), rank_lo, rank_hi, tier, could_be_first
+    #                       then one column per task (``tasks``). ``rank`` is the competition rank of the point
+    #                       values of ``ranked_by``; rows come in its order.
     incomplete: pd.DataFrame  # system, n_tasks, missing_tasks (list[str]), reason (str), then the task columns
     #                           (values where usable, else NaN)
     tasks: list[str]  # the task columns of ``ranked``, in order (a task's name, or "<name> (task)" when its
@@ -61,6 +86,18 @@ class Leaderboard:
     #   expected values (aggregate.order_swaps: system_1 ahead by policy, behind by expected; value_1/2,
     #   expected_1/2 in ``ranked_by``); empty = no pair; None = not computed (too many systems)
     tie_policy: str | None = None  # the tie policy of the oblivious values ranked
+    resampling: Resampling | None = None  # the task-level resampling's seed, resamples and level (None: none)
+    adjacent: pd.DataFrame | None = None  # neighbours in the rows' order: system_1, system_2, p_value, adjusted
+    #   (Holm over the pairs), differ (adjusted ≤ 1 − level), kind ("tasks" | "queries"); None = not computed
+    surely_above: np.ndarray | None = None  # [i, j]: ranked row j is surely better than row i (task level)
+    declared_tasks: list[str] | None = None  # the benchmark's declared tasks for this setting (None: undeclared)
+    tasks_without_results: list[str] = field(default_factory=list)  # declared tasks no system has rows for
+    common_tasks: CommonTasks | None = None  # set when the board ranks on the tasks all shown systems have
+    notes: list[str] = field(default_factory=list)  # what the board must say of its data (unreadable files, …)
+
+    @property
+    def n_adjacent_differ(self) -> int:
+        return 0 if self.adjacent is None else int(self.adjacent["differ"].sum())
 
     def rows(self) -> pd.DataFrame:
         """Every system, ranked ones first (by rank) then the systems not ranked: the ``ranked`` columns, with

@@ -402,16 +402,23 @@ def per_query(db: Database, cond: Condition, systems: list[str], tasks: list[str
     return db.arrays(sql, params) if numpy else db.frame(sql, params)
 
 
+PER_QUERY_VALUES = ("oblivious", "expected")
+"""The per-query values :func:`per_query_codes` can return (a fixed list: the name becomes SQL)."""
+
+
 def per_query_codes(db: Database, cond: Condition, systems: list[str], tasks: list[str],
-                    instruction_of: pd.Series | None) -> dict[str, np.ndarray]:
+                    instruction_of: pd.Series | None, value: str = "oblivious") -> dict[str, np.ndarray]:
     """The per-query rows a bootstrap needs, as arrays in scan order: ``system_code`` (index into
-    ``systems``), ``task_code`` (index into ``tasks``), ``query_key`` (hash of task, qid), ``oblivious``.
+    ``systems``), ``task_code`` (index into ``tasks``), ``query_key`` (hash of task, qid), and ``value`` (one
+    of :data:`PER_QUERY_VALUES`, under its own name).
 
     When every file holding rows of the condition holds a single system (one file per system, as
     ``evalcore ingest`` writes them), the system comes from the file (DuckDB's ``file_index``) and the
     per-system filters (the system list, each system's instruction state) become per-file ones, which
     spares comparing every scanned row with the system list; otherwise the rows carry their system.
     """
+    if value not in PER_QUERY_VALUES:
+        raise ValueError(f"value must be one of {', '.join(PER_QUERY_VALUES)}, not {value!r}")
     plan = None
     if db.file_index_free and (cond.instruction is not None or instruction_of is not None):
         plan = _one_system_files(db, cond, systems, tasks, instruction_of)
@@ -421,14 +428,14 @@ def per_query_codes(db: Database, cond: Condition, systems: list[str], tasks: li
             columns=(
                 "list_position(?::VARCHAR[], system)::INTEGER - 1 AS system_code, "
                 "list_position(?::VARCHAR[], task)::INTEGER - 1 AS task_code, "
-                "hash(task, qid) AS query_key, oblivious"
+                f"hash(task, qid) AS query_key, {value}"
             ),
             column_params=[systems, tasks],
         )
     files, file_system_code, file_instruction, filter_tasks = plan
     if not files:
         return {"system_code": np.empty(0, np.int64), "task_code": np.empty(0, np.int32),
-                "query_key": np.empty(0, np.uint64), "oblivious": np.empty(0, np.float64)}
+                "query_key": np.empty(0, np.uint64), value: np.empty(0, np.float64)}
     clause, params = where(cond, None, skip=("instruction",) if cond.instruction is None else ())
     if cond.instruction is None:
         clause += " AND instruction IS NOT DISTINCT FROM list_extract(?::BOOLEAN[], file_index::BIGINT + 1)"
@@ -440,7 +447,7 @@ def per_query_codes(db: Database, cond: Condition, systems: list[str], tasks: li
         params.append(tasks)
     rows = db.arrays(
         "SELECT file_index::BIGINT AS file_index, list_position(?::VARCHAR[], task)::INTEGER - 1 AS task_code,"
-        f" hash(task, qid) AS query_key, oblivious FROM read_parquet(?::VARCHAR[], union_by_name = true)"
+        f" hash(task, qid) AS query_key, {value} FROM read_parquet(?::VARCHAR[], union_by_name = true)"
         f" WHERE {clause}",
         [tasks, files] + params,
     )
