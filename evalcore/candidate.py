@@ -355,21 +355,21 @@ def _read_columns(path: Path, shown: str, with_task: bool):
 
 def _first_unknown(values, known: pd.Series) -> int | None:
     """The first row of ``values`` (an Arrow string array) that is not among ``known``, or None."""
-    from evalcore.formats import _first_true
+    from evalcore.formats.lines import first_true
 
     value_set = pa.array(known.to_numpy(dtype=object), pa.string())
-    return _first_true(pc.invert(pc.is_in(values, value_set=value_set)))
+    return first_true(pc.invert(pc.is_in(values, value_set=value_set)))
 
 
 def _check_ids(run: pa.Table, task: str, inputs: TaskInputs, path: str, numbers) -> None:
     """Every qid is a query of ``task``; every docid one of its documents (MCR: of that query's candidates; the
     qid is checked first, so joining qid and docid with a separator cannot make a wrong pair look right)."""
-    from evalcore.formats import _shown
+    from evalcore.formats.lines import short_repr
 
     qids = inputs.queries.loc[inputs.queries["task"] == task, "qid"]
     bad = _first_unknown(run["qid"], qids)
     if bad is not None:
-        raise InputError(f"unknown qid {_shown(run['qid'][bad].as_py())}: not a query of {inputs.benchmark} "
+        raise InputError(f"unknown qid {short_repr(run['qid'][bad].as_py())}: not a query of {inputs.benchmark} "
                          f"{task} (expected the qids of the exported queries.jsonl, e.g. {qids.iloc[0]})",
                          path, numbers.of(bad))
     if inputs.setting == "mcr":
@@ -379,12 +379,12 @@ def _check_ids(run: pa.Table, task: str, inputs: TaskInputs, path: str, numbers)
         if bad is not None:
             qid = run["qid"][bad].as_py()
             own = known.loc[known["qid"] == qid, "docid"].tolist()
-            raise InputError(f"unknown docid {_shown(run['docid'][bad].as_py())} for query {_shown(qid)}: not one "
-                             f"of its MCR candidates (expected one of {', '.join(own)})", path, numbers.of(bad))
+            raise InputError(f"unknown docid {short_repr(run['docid'][bad].as_py())} for query {short_repr(qid)}: "
+                             f"not one of its MCR candidates (expected one of {', '.join(own)})", path, numbers.of(bad))
         return
     bad = _first_unknown(run["docid"], inputs.documents.loc[inputs.documents["task"] == task, "docid"])
     if bad is not None:
-        raise InputError(f"unknown docid {_shown(run['docid'][bad].as_py())}: not a document of the {task} pool "
+        raise InputError(f"unknown docid {short_repr(run['docid'][bad].as_py())}: not a document of the {task} pool "
                          "(expected the docids of the exported candidates.jsonl)", path, numbers.of(bad))
 
 
@@ -448,11 +448,12 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
 
 def _split_by_task(run: pa.Table, task_column: pa.Array, numbers, inputs: TaskInputs, path: Path) -> dict:
     """A table with a task column as one (run, line numbers) per task; an unknown task is an error at its line."""
-    from evalcore.formats import LineNumbers, _shown
+    from evalcore.formats import LineNumbers
+    from evalcore.formats.lines import short_repr
 
     bad = _first_unknown(task_column, pd.Series(list(inputs.tasks)))
     if bad is not None:
-        raise InputError(f"unknown task {_shown(task_column[bad].as_py())}: expected one of "
+        raise InputError(f"unknown task {short_repr(task_column[bad].as_py())}: expected one of "
                          f"{', '.join(inputs.tasks)}", path, numbers.of(bad))
     lines = numbers.first + np.arange(run.num_rows, dtype=np.int64) if numbers.array is None else numbers.array
     pieces = {}

@@ -24,6 +24,7 @@ import re
 import shutil
 import stat
 import sys
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +164,30 @@ def copy_into(source: Path, target: Target) -> None:
         shutil.copyfileobj(data, written, 1 << 20)
 
 
+def staged_file(target: Target) -> Path:
+    """An empty temporary file to write ``target``'s new content into before it lands (:func:`put_in_place`):
+    hidden beside the file it replaces (``.NAME.XXXXXXXX.tmp``, so globs like ``*.parquet`` never see it and
+    :func:`sweep_temporaries` finds a killed writer's), its folder created if missing; in TMPDIR for a
+    special file, which is written into, never replaced."""
+    if target.special:
+        handle, name = tempfile.mkstemp(prefix="evalcore-output-", suffix=".tmp")
+    else:
+        target.file.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=f".{target.file.name[:200]}.", suffix=".tmp", dir=target.file.parent)
+    os.close(handle)
+    return Path(name)
+
+
+def put_in_place(staged: Path, target: Target) -> None:
+    """The written ``staged`` file (:func:`staged_file`) in place: renamed over ``target``'s file in one atomic
+    step (through a symlink: its target is replaced, the link stays), or copied into a special file and removed."""
+    if target.special:
+        copy_into(staged, target)
+        staged.unlink()
+    else:
+        os.replace(staged, target.file)
+
+
 def _reason(exc: OSError) -> str:
     """The OS's words for an error (``No space left on device``), without Arrow's or Python's decoration."""
     if exc.errno in errno_codes.errorcode:
@@ -186,9 +211,9 @@ def _is_stale_temporary(item: os.DirEntry, now: float) -> bool:
 
 
 def sweep_temporaries(folder: Path) -> int:
-    """Delete the hidden ``.….tmp`` files (what :func:`evalcore.formats.atomic_path` stages) directly in
-    ``folder`` that are older than :data:`STALE_TEMPORARY_SECONDS`; returns how many. Errors are ignored:
-    another process may be sweeping too."""
+    """Delete the hidden ``.….tmp`` files (what :func:`staged_file` makes for
+    :func:`evalcore.formats.atomic_path`) directly in ``folder`` that are older than
+    :data:`STALE_TEMPORARY_SECONDS`; returns how many. Errors are ignored: another process may be sweeping too."""
     import time
 
     removed = 0

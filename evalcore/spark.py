@@ -271,6 +271,7 @@ def check_spark_inputs(run_glob: str | Sequence[str], qrels_path: str | Sequence
 
     from evalcore import formats
     from evalcore.errors import InputError, OutputError
+    from evalcore.formats.detection import first_bytes
 
     def local_files(patterns: str | Sequence[str]) -> list[Path]:
         found: list[Path] = []
@@ -288,7 +289,7 @@ def check_spark_inputs(run_glob: str | Sequence[str], qrels_path: str | Sequence
 
     runs = local_files(run_glob)
     for path in runs:
-        head = formats._first_bytes(path, 4)
+        head = first_bytes(path, 4)
         if not head.startswith(b"PAR1"):
             raise InputError(f"--engine spark reads parquet runs only, and this is {formats.detect_run_format(path)}"
                              " text: evaluate it without --engine spark, or convert it to parquet first", path)
@@ -340,9 +341,9 @@ def read_qrels(spark: "SparkSession", qrels_path: str | Sequence[str]) -> "DataF
 def _canonical_columns(df: "DataFrame", names: dict[str, tuple[str, ...]], path) -> "DataFrame":
     from pyspark.sql import functions as F
 
-    from evalcore import formats
+    from evalcore.formats.columns import pick_columns
 
-    picked = formats._pick_columns(df.columns, names, str(path))
+    picked = pick_columns(df.columns, names, str(path))
     renamed = {df.columns[index]: canonical for canonical, index in picked.items()}
     keep = [c for c in df.columns if c in LABEL_COLUMNS or c == "source"]
     return df.select(*[F.col(f"`{source}`").alias(target) for source, target in renamed.items()],

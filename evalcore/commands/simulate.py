@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from types import ModuleType
 
 LOW_PRECISION_CHOICES = ("bf16", "fp16", "fp8-e4m3", "fp8-e5m2")  # mirrors precision.LOW_PRECISIONS
 
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             args.run,
         )
     try:
-        formats.write_run(simulated, args.out, fmt=_output_format(formats, args.out, input_format))
+        formats.write_run(simulated, args.out, fmt=_output_format(args.out, input_format))
     except (InputError, BrokenPipeError):  # a reader that stopped early (| head): the CLI exits 0
         raise
     except (OSError, ValueError) as exc:  # unwritable path, ids TREC text cannot hold
@@ -71,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_format(formats: ModuleType, out: str, input_format: str) -> str:
+def _output_format(out: str, input_format: str) -> str:
     """The format --out's extension names (so run.parquet is parquet), else the input's format family."""
-    by_extension = formats._EXTENSION_FORMATS.get(formats._strip_gz(Path(out)).suffix.lower())
+    from evalcore.formats.detection import EXTENSION_FORMATS, strip_gz
+
+    by_extension = EXTENSION_FORMATS.get(strip_gz(Path(out)).suffix.lower())
     return by_extension or input_format

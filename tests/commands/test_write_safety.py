@@ -345,11 +345,11 @@ def test_the_out_of_core_regroup_with_tmpdir_unusable_is_one_line(files, monkeyp
     error from the OS) and TMPDIR full (the copy's write fails with ENOSPC) are one line naming TMPDIR."""
     import errno
 
-    from evalcore import formats
+    from evalcore.formats import readers
 
     run = files / "run.parquet"
     pq.write_table(pa.table({"qid": ["q1", "q2", "q1"], "docid": ["a", "c", "b"], "score": [0.5, 0.9, 0.5]}), run)
-    monkeypatch.setattr(formats, "GROUP_IN_MEMORY_MAX_ROWS", 1)
+    monkeypatch.setattr(readers, "GROUP_IN_MEMORY_MAX_ROWS", 1)
     argv = ["evaluate", "--run", str(run), "--qrels", str(files / "qrels.txt")]
     assert call(argv)[0] == 0  # the regroup itself works
 

@@ -1,0 +1,202 @@
+"""What one input may cost, and reading an input within it.
+
+A text input is read whole (then split with vectorised kernels): measured on this code, a TREC run costs
+about 6x its size in memory at the peak and every line about 40 bytes more, so a small file that inflates
+(a 3 MB .gz of 3 GB of blank lines) or never ends (/dev/zero) must be stopped while it is read, not after.
+Each limit is an environment variable (a whole number; 0 = no limit; a malformed setting is an InputError):
+
+- ``TIEBREAK_MAX_INPUT_BYTES`` (default 1 GiB after decompression; a parquet file read whole counts its
+  decoded columns),
+- ``TIEBREAK_MAX_INPUT_LINES`` (50,000,000 lines),
+- ``TIEBREAK_MAX_LINE_BYTES`` (64 MiB in one line),
+- ``TIEBREAK_MAX_BLANK_LINES`` (10,000 blank lines in a row),
+- ``TIEBREAK_MAX_QUERY_ROWS`` (10,000,000 rows for one query, on every read path: a streamed parquet run is
+  not bounded as a whole, but one query's rows are evaluated at once).
+
+Parquet inputs are streamed and not limited by the first four when streamed. Passing a limit is one line:
+``FILE[:LINE]: more than N UNIT (NAME; raise VARIABLE to read it, 0 = no limit)``.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from evalcore.errors import InputError, one_line
+from evalcore.formats.detection import reading, strip_gz
+from evalcore.formats.lines import LineNumbers, short_repr
+
+
+@dataclass(frozen=True)
+class InputLimit:
+    """One bound on a text input: its environment variable, default, unit and name."""
+
+    variable: str
+    default: int
+    unit: str
+    name: str
+
+    def value(self) -> int | None:
+        """The limit in force (None = no limit); a malformed setting is an InputError."""
+        text = os.environ.get(self.variable, "").strip().replace("_", "")
+        if not text:
+            return self.default
+        if not text.isascii() or not text.isdigit():
+            raise InputError(f"{self.variable} must be a whole number of {self.unit} (0 = no limit), got {text!r}")
+        return int(text) or None
+
+    def exceeded(self, limit: int, path: Path, line: int | None = None) -> InputError:
+        return InputError(f"more than {limit:,} {self.unit} ({self.name}; raise {self.variable} to read it, "
+                          "0 = no limit)", path, line)
+
+
+INPUT_BYTES = InputLimit("TIEBREAK_MAX_INPUT_BYTES", 1 << 30, "bytes after decompression", "the input size limit")
+INPUT_LINES = InputLimit("TIEBREAK_MAX_INPUT_LINES", 50_000_000, "lines", "the line count limit")
+LINE_BYTES = InputLimit("TIEBREAK_MAX_LINE_BYTES", 64 << 20, "bytes in one line", "the line length limit")
+BLANK_LINES = InputLimit("TIEBREAK_MAX_BLANK_LINES", 10_000, "blank lines in a row", "the blank-line limit")
+# one query's candidates are evaluated at once (padded to a power of two): a streamed parquet run is not
+# bounded as a whole, but a query of a billion rows (a constant qid column compresses to nothing) would be
+QUERY_ROWS = InputLimit("TIEBREAK_MAX_QUERY_ROWS", 10_000_000, "rows for one query", "the per-query row limit")
+INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES, QUERY_ROWS)
+_READ_BLOCK = 4 << 20  # bytes read at a time; at most LINE_BYTES' smallest sensible value
+
+
+def read_bytes(path: Path, text: bool = True) -> bytes:
+    """A whole text file (gunzipped for .gz), read block by block and stopped at the first block past a
+    limit: total size, line count, a line without end, a run of empty lines (the cheap checks that stop a
+    decompression bomb or /dev/zero early; :func:`read_lines` checks line lengths and blank runs exactly).
+    ``text=False`` (a stream that may be parquet) checks only the size and the line without end."""
+    max_bytes, max_lines, max_line = INPUT_BYTES.value(), INPUT_LINES.value(), LINE_BYTES.value()
+    max_blank = BLANK_LINES.value()
+    if not text:
+        max_lines = max_blank = None
+    # max_blank + 2 line ends in a row: the first may end a non-blank line, the others end blank ones
+    blank_runs = [] if max_blank is None else [b"\n" * (max_blank + 2), b"\r\n" * (max_blank + 2)]
+    blocks: list[bytes] = []
+    size = lines = open_line = 0  # open_line: bytes of the line not ended yet
+    with reading(path):
+        with (gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")) as handle:
+            while block := handle.read(_READ_BLOCK):
+                size += len(block)
+                if max_bytes is not None and size > max_bytes:
+                    raise INPUT_BYTES.exceeded(max_bytes, path)
+                ends = block.count(b"\n")
+                if max_lines is not None and lines + ends > max_lines:
+                    raise INPUT_LINES.exceeded(max_lines, path, max_lines + 1)
+                for run in blank_runs:
+                    start = block.find(run)
+                    if start >= 0:  # the run's first blank line (the first line end may close the line before)
+                        first = lines + block.count(b"\n", 0, start) + (1 if start == 0 and open_line == 0 else 2)
+                        raise BLANK_LINES.exceeded(max_blank, path, first)
+                open_line = open_line + len(block) if ends == 0 else len(block) - block.rfind(b"\n") - 1
+                if max_line is not None and open_line > max_line:
+                    raise LINE_BYTES.exceeded(max_line, path, lines + ends + 1)
+                lines += ends
+                blocks.append(block)
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+def check_line_limits(data: bytes, offsets: np.ndarray, non_blank: np.ndarray | None, path: Path) -> None:
+    """The exact checks on a file already split into lines: the longest line, the longest run of blank
+    lines (both cheap on the arrays :func:`read_lines` has computed anyway)."""
+    max_line, max_blank = LINE_BYTES.value(), BLANK_LINES.value()
+    if max_line is not None and len(offsets) > 1:
+        lengths = np.diff(offsets)
+        longest = int(np.argmax(lengths))
+        if lengths[longest] > max_line + 1:  # + 1: the line's own end
+            raise LINE_BYTES.exceeded(max_line, path, longest + 1)
+    if max_blank is not None and non_blank is not None and len(non_blank) > max_blank:
+        blank = ~non_blank
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], blank.view(np.int8), [0]))))
+        starts, stops = edges[0::2], edges[1::2]
+        too_long = np.flatnonzero(stops - starts > max_blank)
+        if len(too_long):
+            first = int(starts[too_long[0]]) + 1
+            raise BLANK_LINES.exceeded(max_blank, path, first)
+
+
+def query_rows_exceeded(qid: object, path: Path | None, line: int | None) -> InputError:
+    """The InputError for query ``qid`` past :data:`QUERY_ROWS`."""
+    limit = QUERY_ROWS.value()
+    return InputError(f"query {short_repr(qid)}: more than {limit:,} {QUERY_ROWS.unit} ({QUERY_ROWS.name}; raise "
+                      f"{QUERY_ROWS.variable} to read it, 0 = no limit)", path, line)
+
+
+def check_query_sizes(qids: pa.Array | pa.ChunkedArray, starts: np.ndarray, path: Path | None,
+                      numbers: LineNumbers | None) -> None:
+    """Refuse a query with more rows than :data:`QUERY_ROWS` (``starts``: where each query's rows begin);
+    the line named is its first row's, when ``numbers`` maps rows to lines."""
+    limit = QUERY_ROWS.value()
+    if limit is None or len(starts) == 0:
+        return
+    sizes = np.diff(np.append(starts, len(qids)))
+    if sizes.max() > limit:
+        first = int(starts[int(np.argmax(sizes))])
+        qid = qids[first]
+        qid = qid.value if isinstance(qid, pa.DictionaryScalar) else qid
+        raise query_rows_exceeded(qid.as_py(), path, None if numbers is None else numbers.of(first))
+
+
+@contextmanager
+def readable_input(path: str | Path) -> Iterator[Path]:
+    """``path`` itself when it is a regular file; for a stream (``/dev/stdin``, a FIFO, ``<(command)``, a
+    device) a temporary copy of what it yields, read once within the input limits: the readers open an input
+    more than once (the format is sniffed from its first bytes, then the file is read), which on a stream
+    silently lost those first bytes. Errors about the copy name ``path``. The copy is removed afterwards."""
+    import stat
+
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        yield path
+        return
+    data = read_bytes(path, text=False)
+    from evalcore.outputs import writing
+
+    with writing(tempfile.gettempdir(), f"the temporary copy of {path} (set TMPDIR to a folder with room for it)"):
+        handle, name = tempfile.mkstemp(prefix="evalcore-input-", suffix=strip_gz(path).suffix)
+        with os.fdopen(handle, "wb") as copy:
+            copy.write(data)
+    del data
+    try:
+        yield Path(name)
+    except InputError as error:
+        if error.path == name:
+            error.path = str(path)
+        raise
+    finally:
+        os.unlink(name)
+
+
+def load_json_file(path: str | Path) -> object:
+    """One JSON document (a result file), within the input size limit, as Python objects. Every problem is
+    an InputError naming the file: missing, unreadable, too big, not UTF-8 JSON (with line and column), or
+    nested deeper than Python's parser goes (json raises RecursionError there, which is no ValueError)."""
+    path = Path(path)
+    max_bytes = INPUT_BYTES.value()
+    with reading(path):
+        with open(path, "rb") as handle:
+            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise INPUT_BYTES.exceeded(max_bytes, path)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise InputError("expected a JSON document, found one nested too deep to parse (more than about "
+                         f"{sys.getrecursionlimit():,} levels)", path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"expected a JSON document ({exc.msg} at column {exc.colno})", path, exc.lineno) from None
+    except ValueError as exc:  # not UTF-8 (json.loads of bytes detects the encoding)
+        raise InputError(f"expected a JSON document in UTF-8 ({one_line(exc)})", path) from None
