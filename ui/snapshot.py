@@ -1,4 +1,4 @@
-"""A view as one self-contained HTML file (issue 21, "a snapshot that travels"): its title, condition, tables,
+"""A view as one self-contained HTML file ("a snapshot that travels"): its title, condition, tables,
 charts, share link, data provenance and tie policy, readable offline without a server.
 
 Pure: no Streamlit here. :mod:`ui.recorder` collects what a page drew during its script run as the parts
@@ -171,39 +171,60 @@ def cell_html(value, type_config: Mapping) -> str:
 
 def table_html(table: Table) -> str:
     """A table as an HTML ``<table>``: the columns the page showed, in its order, under their labels."""
-    frame = table.frame
     config = dict(table.column_config or {})
+    columns = _shown_columns(table, config)
+    index_config = _config(config.get("_index"))[1]
+    types = {column: _config(config.get(column))[1] for column in columns}
+    positions = [table.frame.columns.get_loc(c) for c in columns]
+    rows = [_row_html(table, i, columns, positions, types, index_config) for i in range(len(table.frame))]
+    return ('<div class="tb-table"><table><thead><tr>' + "".join(_header_cells(table, config, columns))
+            + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
+
+
+def _shown_columns(table: Table, config: Mapping) -> list:
+    """The frame's columns the page showed: in ``column_order`` when it has one, less those configured None."""
+    frame = table.frame
     columns = [c for c in (table.column_order or frame.columns) if c in frame.columns]
-    columns = [c for c in columns if not (c in config and config[c] is None)]
-    show_index = not table.hide_index
-    index_label, index_config = _config(config.get("_index"))
-    head = [f'<th scope="col">{html.escape(index_label or "")}</th>'] if show_index else []
-    types = {}
+    return [c for c in columns if not (c in config and config[c] is None)]
+
+
+def _header_cells(table: Table, config: Mapping, columns: list) -> list[str]:
+    """The header row's cells: the index's label (unless hidden), then each column's label; number columns are
+    marked ``num`` (right-aligned)."""
+    frame = table.frame
+    index_label = _config(config.get("_index"))[0]
+    head = [f'<th scope="col">{html.escape(index_label or "")}</th>'] if not table.hide_index else []
     for column in columns:
         label, type_config = _config(config.get(column))
-        types[column] = type_config
         numeric = type_config.get("type") == "number" or (not type_config and pd.api.types.is_numeric_dtype(
             frame[column]) and not pd.api.types.is_bool_dtype(frame[column]))
         head.append(f'<th scope="col"{" class=num" if numeric else ""}>'
                     f"{html.escape(str(label if label is not None else column))}</th>")
-    css = table.cell_css
-    rows = []
-    positions = [frame.columns.get_loc(c) for c in columns]
-    for i in range(len(frame)):
-        cells = [f"<th scope=\"row\">{cell_html(frame.index[i], index_config)}</th>"] if show_index else []
-        for column, position in zip(columns, positions):
-            value = frame.iat[i, position]
-            style = ""
-            if css is not None and column in css.columns and i < len(css):
-                rule = css[column].iat[i]
-                if isinstance(rule, str) and re.fullmatch(r"[a-z-]+:\s*[#(),.\w\s%-]+;?", rule):
-                    style = f' style="{html.escape(rule, quote=True)}"'
-            numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-            cls = ' class="num"' if numeric else ""
-            cells.append(f"<td{cls}{style}>{cell_html(value, types[column])}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return ('<div class="tb-table"><table><thead><tr>' + "".join(head) + "</tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></div>")
+    return head
+
+
+def _row_html(table: Table, i: int, columns: list, positions: list[int], types: Mapping,
+              index_config: Mapping) -> str:
+    """Row ``i``: its index (unless hidden), then each shown column's cell with its CSS."""
+    frame = table.frame
+    cells = [f"<th scope=\"row\">{cell_html(frame.index[i], index_config)}</th>"] if not table.hide_index else []
+    for column, position in zip(columns, positions):
+        value = frame.iat[i, position]
+        numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        cls = ' class="num"' if numeric else ""
+        cells.append(f"<td{cls}{_cell_style(table.cell_css, column, i)}>{cell_html(value, types[column])}</td>")
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _cell_style(css: pd.DataFrame | None, column, i: int) -> str:
+    """The ``style`` attribute of a cell from ``cell_css``: one plain declaration (``background-color: #fff``)
+    or nothing; anything else is dropped, never written."""
+    if css is None or column not in css.columns or i >= len(css):
+        return ""
+    rule = css[column].iat[i]
+    if isinstance(rule, str) and re.fullmatch(r"[a-z-]+:\s*[#(),.\w\s%-]+;?", rule):
+        return f' style="{html.escape(rule, quote=True)}"'
+    return ""
 
 
 # -------------------------------------------------------------------------------------------- figures
@@ -314,81 +335,139 @@ def _markdown_bold(text: str) -> str:
 
 def build(snapshot: Snapshot) -> str:
     """The view as one HTML document (UTF-8 text) that needs no server and makes no request."""
-    scripts: list[str] = []
-    body: list[str] = [f"<h1>{html.escape(snapshot.title)}</h1>"]
-    if snapshot.condition_line:
-        body.append(f'<p class="tb-condition" data-tb="condition">{html.escape(snapshot.condition_line)}</p>')
-    meta = [(label, f'<span data-tb="setting">{html.escape(value)}</span>') for label, value in snapshot.settings]
+    parts, scripts = _parts_html(snapshot)
+    inline = ([plotly_script()] if scripts else []) + scripts
+    body = _title_html(snapshot) + _meta_html(snapshot) + "".join(parts) + _footer_html(len(scripts))
+    return (_head_html(snapshot, inline) + "<body><main>" + body + "</main>"
+            + "".join(f"<script>{s}</script>" for s in inline) + "</body></html>\n")
+
+
+def _title_html(snapshot: Snapshot) -> str:
+    """The view's title, and its condition line under it."""
+    title = f"<h1>{html.escape(snapshot.title)}</h1>"
+    if not snapshot.condition_line:
+        return title
+    return title + f'<p class="tb-condition" data-tb="condition">{html.escape(snapshot.condition_line)}</p>'
+
+
+def _meta_html(snapshot: Snapshot) -> str:
+    """The view's settings, tie policy, live link, data snapshot, sources and when it was taken, as a list."""
+    return ('<section class="tb-meta"><dl>'
+            + "".join(f"<dt>{html.escape(k)}</dt><dd>{v}</dd>" for k, v in _meta_rows(snapshot))
+            + "</dl></section>")
+
+
+def _meta_rows(snapshot: Snapshot) -> list[tuple[str, str]]:
+    """(label, HTML) of each line of the list :func:`_meta_html` prints, in its order."""
+    rows = [(label, f'<span data-tb="setting">{html.escape(value)}</span>') for label, value in snapshot.settings]
     if snapshot.tie_policy:
-        meta.append(("Tie policy", f'<span data-tb="tie-policy">{html.escape(snapshot.tie_policy)}</span>'
-                    + (f" — {_markdown_bold(snapshot.tie_policy_text)}" if snapshot.tie_policy_text else "")))
+        rows.append(("Tie policy", f'<span data-tb="tie-policy">{html.escape(snapshot.tie_policy)}</span>'
+                     + (f" — {_markdown_bold(snapshot.tie_policy_text)}" if snapshot.tie_policy_text else "")))
     if snapshot.share_link:
-        link = html.escape(snapshot.share_link, quote=True)
-        shown = (f'<a href="{link}" rel="noopener noreferrer">{html.escape(snapshot.share_link)}</a>'
-                 if re.match(r"https?://", snapshot.share_link) else html.escape(snapshot.share_link))
-        meta.append(("Live view", f'<span class="tb-share" data-tb="share-link">{shown}</span>'))
+        rows.append(("Live view", f'<span class="tb-share" data-tb="share-link">{_share_link_html(snapshot.share_link)}'
+                     "</span>"))
     if snapshot.snapshot_date:
-        meta.append(("Data snapshot", f'<span data-tb="data-snapshot">{html.escape(snapshot.snapshot_date)}</span>'))
-    for line in snapshot.provenance:
-        meta.append(("Source", f'<span data-tb="source">{html.escape(line)}</span>'))
+        rows.append(("Data snapshot", f'<span data-tb="data-snapshot">{html.escape(snapshot.snapshot_date)}</span>'))
+    rows += [("Source", f'<span data-tb="source">{html.escape(line)}</span>') for line in snapshot.provenance]
     if snapshot.taken:
-        meta.append(("Snapshot taken", html.escape(snapshot.taken)))
-    body.append('<section class="tb-meta"><dl>' + "".join(f"<dt>{html.escape(k)}</dt><dd>{v}</dd>" for k, v in meta)
-                + "</dl></section>")
+        rows.append(("Snapshot taken", html.escape(snapshot.taken)))
+    return rows
 
-    figures = 0
+
+def _share_link_html(share_link: str) -> str:
+    """The live view's link: a link when it is an http(s) address, else text (a ``javascript:`` URL stays text)."""
+    if not re.match(r"https?://", share_link):
+        return html.escape(share_link)
+    return f'<a href="{html.escape(share_link, quote=True)}" rel="noopener noreferrer">{html.escape(share_link)}</a>'
+
+
+def _parts_html(snapshot: Snapshot) -> tuple[list[str], list[str]]:
+    """The HTML of the view's parts in order (headline numbers in a row next to each other), and the script that
+    draws each figure. The page's own title and condition line, already at the top, are left out."""
+    body: list[str] = []
+    scripts: list[str] = []
     metrics: list[str] = []
-
-    def flush_metrics():
-        if metrics:
-            body.append('<div class="tb-metrics">' + "".join(metrics) + "</div>")
-            metrics.clear()
-
     for part in snapshot.parts:
-        if not isinstance(part, Metric):
-            flush_metrics()
-        if isinstance(part, Heading) and part.level == 1 and part.text == snapshot.title:
-            continue  # the page's own title, already the file's heading
-        if isinstance(part, Heading):
-            level = min(max(int(part.level), 2), 4)
-            body.append(f"<h{level}>{html.escape(part.text)}</h{level}>")
-        elif isinstance(part, Metric):
-            metrics.append(f'<div class="tb-metric" data-tb="metric"><div class="tb-label">{html.escape(part.label)}'
-                           f'</div><div class="tb-value">{html.escape(part.value)}</div></div>')
-        elif isinstance(part, Text):
-            if part.kind == "caption" and part.body.strip() == snapshot.condition_line:
-                continue  # the page's condition line, already under the title
-            kind = re.sub(r"[^a-z]", "", part.kind)
-            body.append(f'<div class="tb-text tb-text-{kind}">{markdown_text(part.body)}</div>')
-        elif isinstance(part, Table):
-            body.append(table_html(part))
-        elif isinstance(part, Html):
-            body.append(f'<div class="tb-html">{part.body}</div>')
-        elif isinstance(part, Figure):
-            figures += 1
-            div = f"tb-figure-{figures}"
-            spec = figure_json(part.figure)
-            layout = _with_room_for_labels(spec.get("layout") or {})
-            height = layout.get("height") if isinstance(layout.get("height"), (int, float)) else 450
-            body.append(f'<div class="tb-figure" id="{div}" data-tb="figure" style="height:{int(height)}px"></div>')
-            scripts.append(f"Plotly.newPlot({json.dumps(div)},{script_json(spec.get('data') or [])},"
-                           f"{script_json(layout)},{{\"responsive\":true,\"displaylogo\":false}});")
-    flush_metrics()
-    body.append(f"<footer>Snapshot of a tiebreak dashboard view: a static copy, it does not update. "
-                f"{words.counted(figures, 'interactive chart')}.</footer>")
+        if isinstance(part, Metric):
+            metrics.append(_metric_html(part))
+            continue
+        if metrics:
+            body.append(_metrics_row(metrics))
+            metrics = []
+        if _repeats_the_top(part, snapshot):
+            continue
+        if isinstance(part, Figure):
+            div, script = _figure_html(part, len(scripts) + 1)
+            body.append(div)
+            scripts.append(script)
+        else:
+            body.append(_part_html(part))
+    if metrics:
+        body.append(_metrics_row(metrics))
+    return body, scripts
 
-    inline = ([plotly_script()] if figures else []) + scripts
+
+def _repeats_the_top(part: Part, snapshot: Snapshot) -> bool:
+    """Whether ``part`` is the page's title (a level-1 heading) or its condition line (a caption), which the
+    file already shows at the top."""
+    if isinstance(part, Heading):
+        return part.level == 1 and part.text == snapshot.title
+    return isinstance(part, Text) and part.kind == "caption" and part.body.strip() == snapshot.condition_line
+
+
+def _metric_html(part: Metric) -> str:
+    return (f'<div class="tb-metric" data-tb="metric"><div class="tb-label">{html.escape(part.label)}'
+            f'</div><div class="tb-value">{html.escape(part.value)}</div></div>')
+
+
+def _metrics_row(metrics: list[str]) -> str:
+    return '<div class="tb-metrics">' + "".join(metrics) + "</div>"
+
+
+def _part_html(part: Part) -> str:
+    """A heading (levels 2 to 4), text, table or the dashboard's own markup; nothing for another part."""
+    if isinstance(part, Heading):
+        level = min(max(int(part.level), 2), 4)
+        return f"<h{level}>{html.escape(part.text)}</h{level}>"
+    if isinstance(part, Text):
+        kind = re.sub(r"[^a-z]", "", part.kind)
+        return f'<div class="tb-text tb-text-{kind}">{markdown_text(part.body)}</div>'
+    if isinstance(part, Table):
+        return table_html(part)
+    if isinstance(part, Html):
+        return f'<div class="tb-html">{part.body}</div>'
+    return ""
+
+
+def _figure_html(part: Figure, number: int) -> tuple[str, str]:
+    """The ``number``-th figure's element (as tall as its layout asks, 450 px without) and the script that draws
+    it there."""
+    div = f"tb-figure-{number}"
+    spec = figure_json(part.figure)
+    layout = _with_room_for_labels(spec.get("layout") or {})
+    height = layout.get("height") if isinstance(layout.get("height"), (int, float)) else 450
+    script = (f"Plotly.newPlot({json.dumps(div)},{script_json(spec.get('data') or [])},"
+              f"{script_json(layout)},{{\"responsive\":true,\"displaylogo\":false}});")
+    return f'<div class="tb-figure" id="{div}" data-tb="figure" style="height:{int(height)}px"></div>', script
+
+
+def _footer_html(figures: int) -> str:
+    return (f"<footer>Snapshot of a tiebreak dashboard view: a static copy, it does not update. "
+            f"{words.counted(figures, 'interactive chart')}.</footer>")
+
+
+def _head_html(snapshot: Snapshot, inline: list[str]) -> str:
+    """The document's head: its Content-Security-Policy (only the ``inline`` scripts, each by its sha256, may
+    run; no request), a base address when the live view has an http(s) origin, and the title."""
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in inline)
     policy = ("default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; "
               f"script-src {hashes or chr(39) + 'none' + chr(39)}; base-uri 'none'; form-action 'none'")
     origin = re.match(r"(https?://[^/?#\s'\";]+)", snapshot.share_link or "")
     if origin:  # relative links in the view's markup (e.g. "?bench=…") lead to the live dashboard
         policy = policy.replace("base-uri 'none'", f"base-uri {origin.group(1)}")
-    head = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy, quote=True)}">'
             + (f'<base href="{html.escape(snapshot.share_link, quote=True)}">' if origin else "")
             + '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta name="generator" content="{GENERATOR}">'
             f"<title>{html.escape(snapshot.title)} — tiebreak snapshot</title><style>{_CSS}</style></head>")
-    return (head + "<body><main>" + "".join(body) + "</main>"
-            + "".join(f"<script>{s}</script>" for s in inline) + "</body></html>\n")
