@@ -34,9 +34,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
-import fcntl
-import hashlib
 import json
 import os
 import platform
@@ -62,6 +59,8 @@ for _path in (REPO_ROOT, Path(__file__).resolve().parent):
         sys.path.insert(0, str(_path))
 
 import real_models  # noqa: E402
+from real_runs_cache import EmbeddingCache, SparseEmbeddingCache, encode_with_cache  # noqa: E402
+from real_runs_files import CATEGORY_COLUMNS, locked, merge_into, write_parquet_atomic  # noqa: E402
 
 BENCHMARK = "rar-b"
 # Our "full" setting ranks the pool of every candidate answer of the task, not RAR-b's official corpus:
@@ -161,7 +160,7 @@ FULL_TIE_POLICIES = ("docid-desc",)
 ROWS_PER_QUERY = len(MCR_METRICS) * len(MCR_TIE_POLICIES) + len(FULL_METRICS) * len(FULL_TIE_POLICIES)
 TOP_K = 100
 SCORE_BLOCK_CELLS = 2_000_000  # queries x pool scores held at once
-ENCODE_CHUNK = 256  # texts per cache shard
+
 
 
 # ----------------------------------------------------------------------------------------------- tasks
@@ -228,107 +227,6 @@ def load_task(data_dir: Path, name: str, limit_queries: int | None = None) -> Ta
         labels=labels,
         n_rows_in_file=len(frame),
     )
-
-
-# ------------------------------------------------------------------------------------------ embeddings
-def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-def _atomic_npz(directory: Path, **arrays: np.ndarray) -> None:
-    stamp = f"{time.time_ns():x}-{os.getpid()}"
-    with tempfile.NamedTemporaryFile(dir=directory, suffix=".tmp", delete=False) as handle:
-        np.savez(handle, **arrays)
-    os.replace(handle.name, directory / f"shard-{stamp}.npz")
-
-
-class EmbeddingCache:
-    """Dense embeddings keyed by (model, encoding dtype[, role], sha256 of the text), stored as npz shards.
-
-    Values are stored as float32, which holds fp16 and bf16 values exactly.
-    """
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._rows: dict[str, np.ndarray] = {}
-        for shard in sorted(self.directory.glob("*.npz")):
-            with np.load(shard) as stored:
-                for key, vector in zip(stored["keys"].tolist(), stored["embeddings"]):
-                    self._rows[key] = vector
-
-    def missing(self, keys: list[str]) -> list[str]:
-        return [k for k in keys if k not in self._rows]
-
-    def add(self, keys: list[str], embeddings: np.ndarray) -> None:
-        """Persist one shard atomically, then make it visible."""
-        embeddings = np.asarray(embeddings, dtype=np.float32)
-        if not np.isfinite(embeddings).all():
-            raise ValueError(f"{self.directory}: the model returned non-finite embeddings")
-        _atomic_npz(self.directory, keys=np.array(keys), embeddings=embeddings)
-        for key, vector in zip(keys, embeddings):
-            self._rows[key] = vector
-
-    def matrix(self, keys: list[str]) -> np.ndarray:
-        return np.stack([self._rows[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
-
-
-class SparseEmbeddingCache(EmbeddingCache):
-    """Sparse (CSR, float32) embeddings, same keys and shard layout; ``matrix`` returns a CSR matrix."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._rows = {}
-        self.n_cols = 0
-        for shard in sorted(self.directory.glob("*.npz")):
-            with np.load(shard) as stored:
-                self._load(stored["keys"].tolist(), stored["indptr"], stored["indices"], stored["data"],
-                           int(stored["n_cols"]))
-
-    def _load(self, keys, indptr, indices, data, n_cols) -> None:
-        self.n_cols = n_cols
-        for row, key in enumerate(keys):
-            self._rows[key] = (indices[indptr[row]:indptr[row + 1]], data[indptr[row]:indptr[row + 1]])
-
-    def add(self, keys: list[str], embeddings) -> None:
-        csr = embeddings.tocsr().astype(np.float32)
-        csr.sort_indices()
-        if not np.isfinite(csr.data).all():
-            raise ValueError(f"{self.directory}: the model returned non-finite embeddings")
-        _atomic_npz(self.directory, keys=np.array(keys), indptr=csr.indptr, indices=csr.indices, data=csr.data,
-                    n_cols=np.array(csr.shape[1]))
-        self._load(keys, csr.indptr, csr.indices, csr.data, csr.shape[1])
-
-    def matrix(self, keys: list[str]):
-        from scipy import sparse
-
-        rows = [self._rows[k] for k in keys]
-        indptr = np.concatenate([[0], np.cumsum([len(r[0]) for r in rows])]).astype(np.int64)
-        indices = np.concatenate([r[0] for r in rows]) if rows else np.zeros(0, np.int32)
-        data = np.concatenate([r[1] for r in rows]) if rows else np.zeros(0, np.float32)
-        return sparse.csr_matrix((data, indices, indptr), shape=(len(rows), self.n_cols), dtype=np.float32)
-
-
-def encode_with_cache(texts: list[str], cache: EmbeddingCache, make_encoder: Callable, role: str,
-                      label: str) -> tuple[object, int]:
-    """Embeddings for ``texts`` and how many were encoded now; only texts missing from the cache are
-    encoded, in fixed chunks, each chunk persisted before the next starts."""
-    from tqdm import tqdm
-
-    keys = [text_key(t) for t in texts]
-    unique: dict[str, str] = {}
-    for key, text in zip(keys, texts):
-        unique.setdefault(key, text)
-    todo = cache.missing(list(unique))
-    if todo:
-        encoder = make_encoder()
-        with tqdm(total=len(todo), desc=label, unit="text", file=sys.stderr, mininterval=30) as bar:
-            for start in range(0, len(todo), ENCODE_CHUNK):
-                chunk = todo[start:start + ENCODE_CHUNK]
-                cache.add(chunk, encoder.encode([unique[k] for k in chunk], role))
-                bar.update(len(chunk))
-    return cache.matrix(keys), len(todo)
 
 
 # ------------------------------------------------------------------------------------------ scorers
@@ -482,8 +380,6 @@ def evaluate_condition(task: Task, scorer: Scorer, evaluate: Callable, keep_full
 QUERY_METRIC_COLUMNS = ["system", "benchmark", "task", "setting", "instruction", "precision", "precision_kind", "qid",
                         "metric", "oblivious", "expected", "min", "max", "tie_policy", "n_candidates",
                         "tied_at_cutoff", "source"]
-CATEGORY_COLUMNS = ["system", "benchmark", "task", "setting", "precision", "precision_kind", "qid", "metric",
-                    "tie_policy", "source"]
 
 
 def precision_kinds(systems: pd.Series, precisions: pd.Series) -> pd.Series:
@@ -513,52 +409,6 @@ def compact_query_metrics(frame: pd.DataFrame) -> pa.Table:
             col = col.cast(pa.bool_())
         columns.append(col)
     return pa.table(columns, names=QUERY_METRIC_COLUMNS)
-
-
-def write_parquet_atomic(table: pa.Table, path: Path, metadata: dict[str, str] | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if metadata:
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
-    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as handle:
-        tmp = Path(handle.name)
-    try:
-        pq.write_table(table, tmp, compression="zstd", compression_level=19)
-        os.chmod(tmp, 0o644)  # NamedTemporaryFile creates 0600; shipped data must be world-readable
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def read_query_metrics(path: Path) -> pd.DataFrame:
-    frame = pq.read_table(path).to_pandas()
-    for col in CATEGORY_COLUMNS:
-        if col in frame:
-            frame[col] = frame[col].astype(str)
-    return frame
-
-
-def merge_into(path: Path, new: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Existing rows of ``path`` whose ``keys`` combination was not recomputed, plus ``new``."""
-    if not path.exists():
-        return new
-    old = read_query_metrics(path)
-    replaced = new[keys].drop_duplicates().assign(_replaced=True)
-    kept = old.merge(replaced, on=keys, how="left")
-    kept = kept[kept["_replaced"].isna()].drop(columns="_replaced")
-    return pd.concat([kept, new], ignore_index=True)
-
-
-@contextlib.contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
-    """An exclusive advisory lock (flock) held for the block: two generator processes never interleave a
-    read-merge-write of the same output file."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with lock_path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 SYSTEM_ROWS: dict[str, dict] = {
