@@ -1,5 +1,5 @@
-"""Round two of the real runs (issue 17): the new systems, the ``precision_kind`` column, resumable generation,
-and the shipped ``data/real`` files checked against independent computations.
+"""The real runs (scripts/make_real_runs.py and its README section): the systems, the ``precision_kind`` column,
+resumable generation, and the shipped ``data/real`` files checked against independent computations.
 
 - Helpers on constructed data (no model packages): precision kinds, score storage rounding against numpy's own
   float16 and a bit-level bfloat16 rounding, the seeded random scorer, the sparse embedding cache, and a
@@ -46,7 +46,7 @@ rr = load_script_module()
 
 
 # ------------------------------------------------------------------------------ helpers (no model packages)
-# written out by hand from the issue's semantics, not derived from the code
+# written out by hand from what each kind means (docs/DESIGN.md), not derived from the code
 EXPECTED_KINDS = {
     ("tiebreak-run/all-MiniLM-L6-v2", "fp32"): "inference", ("tiebreak-run/all-MiniLM-L6-v2", "bf16"): "inference",
     ("tiebreak-run/all-MiniLM-L6-v2", "bf16+hps"): "inference", ("tiebreak-run/all-MiniLM-L6-v2", "int8"): "storage",

@@ -1,9 +1,8 @@
-"""Compare, after a UI review: (1) the per-query table puts every chosen system's value next to the query id, in
-columns narrow enough that four fit a 1,400 px screen (the query's text came first and pushed the third
-system's value off to the right); (2) removing one of the two chosen systems stays removed, and the view says
-what is missing in one line (it put the system back); (3) the paired tests of several pairs carry a
-Holm–Bonferroni adjusted p-value and a line saying what it is (six p-values stood without a word on multiple
-comparisons). The adjusted values are checked against a brute-force reference computed here."""
+"""Compare: (1) the per-query table puts every chosen system's value next to the query id, in columns narrow
+enough that four fit a 1,400 px screen; (2) removing one of the two chosen systems stays removed, and the view
+says what is missing in one line; (3) the paired tests of several pairs carry a Holm–Bonferroni adjusted
+p-value and a line saying what it is. The adjusted values are checked against a brute-force reference computed
+here."""
 from __future__ import annotations
 
 import itertools
