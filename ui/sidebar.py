@@ -310,7 +310,7 @@ class _Rows:
     """A conditions table as plain columns — object arrays of the :data:`FIELDS`, None where a value is
     missing — for the many small lookups of one rerun (each control's options depend on the choices before
     it: ~25 lookups per rerun). numpy masks and Python sets instead of pandas indexing: ~10 ms of a rerun
-    with pandas, well under 1 ms so (issue 23)."""
+    with pandas, well under 1 ms so."""
 
     __slots__ = ("columns", "size")
 

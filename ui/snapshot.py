@@ -1,4 +1,4 @@
-"""A view as one self-contained HTML file (issue 21, "a snapshot that travels"): its title, condition, tables,
+"""A view as one self-contained HTML file ("a snapshot that travels"): its title, condition, tables,
 charts, share link, data provenance and tie policy, readable offline without a server.
 
 Pure: no Streamlit here. :mod:`ui.recorder` collects what a page drew during its script run as the parts
