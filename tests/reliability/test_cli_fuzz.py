@@ -36,7 +36,7 @@ pytrec_eval = require_module("pytrec_eval")
 
 ROOT = Path(__file__).resolve().parents[2]
 CALL_SECONDS = 30  # one in-process CLI call on a few hundred rows takes well under a second
-# TIEBREAK_FUZZ_EXAMPLES raises the budget for a long hunt (the README's figures); CI keeps 40 per test
+# TIEBREAK_FUZZ_EXAMPLES raises the budget for a long hunt (docs/reliability.md's figures); CI keeps 40 per test
 FUZZ = settings(max_examples=int(os.environ.get("TIEBREAK_FUZZ_EXAMPLES", "40")), deadline=None,
                 suppress_health_check=list(HealthCheck))
 

@@ -11,7 +11,7 @@ the target directory must be either unchanged or complete:
 
 Half of the kills fall at a uniformly random time over the whole command; the other half are aimed at the
 write itself (the kill follows the temp file's appearance by 0-50 ms). ``TIEBREAK_KILL_TRIALS`` (default 4
-per writer) raises the count for the README's figure.
+per writer) raises the count for docs/reliability.md's figure.
 """
 from __future__ import annotations
 
