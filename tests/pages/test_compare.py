@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 
@@ -129,8 +130,8 @@ def test_four_systems_six_pairs_carry_holm_adjusted_p_values(open_url):
     assert table["p_holm"].tolist() == pytest.approx(closed_testing_holm(table["p_value"].tolist()), abs=1e-12)
     assert (table["p_holm"] >= table["p_value"]).all()
     said = [c for c in texts(at, "caption") if c.startswith("Holm-adjusted p")]
-    assert said == ["Holm-adjusted p: each p corrected for testing 6 pairs at once (Holm–Bonferroni), so the "
-                    "chance that any pair below 0.05 is a false “different” is at most 5%."]
+    assert len(said) == 1, said  # the number of pairs, the method, the level and what it bounds
+    assert "6 pairs" in said[0] and "Holm–Bonferroni" in said[0] and "0.05" in said[0] and "5%" in said[0], said
 
 
 def test_one_pair_needs_no_adjustment(open_url):

@@ -1,4 +1,4 @@
-"""Atomic writes (issue 7, item 2): every writer (``evaluate --per-query``, ``ties --per-query``, ``simulate``
+"""Atomic writes: every writer (``evaluate --per-query``, ``ties --per-query``, ``simulate``
 to parquet and TREC text, ``ingest``, ``import-mteb``, ``import-r2med``) is SIGKILLed at random points, and
 the target directory must be either unchanged or complete:
 
