@@ -1,4 +1,4 @@
-"""Benchmark of a candidate run of the shipped tasks (issue 20): ``evalcore tasks evaluate`` against pytrec_eval on
+"""Benchmark of a candidate run of the shipped tasks: ``evalcore tasks evaluate`` against pytrec_eval on
 the same run, both as whole child processes.
 
     python bench/bench_candidate.py [--data data] [--workdir /tmp/tiebreak-bench-candidate] [--repeats 2]

@@ -1,4 +1,4 @@
-"""Benchmark of ``evalcore evaluate`` against pytrec_eval, ranx, trm and a plain DuckDB SQL (issue 2, "Performance").
+"""Benchmark of ``evalcore evaluate`` against pytrec_eval, ranx, trm and a plain DuckDB SQL.
 
     python bench/bench_metrics.py [--sizes 10M] [--peers pytrec_eval,ranx,trm,duckdb] [--workdir DIR] [--repeats 3]
 
@@ -33,7 +33,7 @@ is identical across repeats and on the ungrouped copy, and DuckDB/ranx oblivious
 [min, max].
 Exit code 1 if evalcore fails or a correctness check fails (timings never fail the run).
 
-Output: a markdown table (tool | rows | wall s | peak RSS MB | rows/s | notes) plus the issue's targets,
+Output: a markdown table (tool | rows | wall s | peak RSS MB | rows/s | notes) plus the targets,
 printed and written to ``bench/out/bench_metrics.md`` (``--out``); ``--json`` writes the raw results.
 MB = 10^6 bytes; the memory target 1.5 GB is read as 1.5e9 bytes.
 """
@@ -59,7 +59,7 @@ METRICS = ("ndcg@10", "mrr@10", "recall@100")
 ALL_PEERS = ("pytrec_eval", "ranx", "trm", "duckdb")
 DOC_MODULUS = 1_000_003  # prime: (a*j + b) mod p is injective in j < p for a != 0 -> unique docids per query
 TOL = 1e-9
-# rough peak-memory models (bytes per run row) used to skip peers that cannot fit; from the issue:
+# rough peak-memory models (bytes per run row) used to skip peers that cannot fit (measured):
 # pytrec_eval 2.3 GB at 10M and 10.5 GB at 50M, ranx 5 GB at 10M.
 PEER_BYTES_PER_ROW = {"pytrec_eval": 240, "ranx": 520}
 PEER_MAX_ROWS = {"pytrec_eval": 60_000_000, "ranx": 30_000_000}  # 100M does not fit in 24 GB for them
@@ -713,7 +713,7 @@ def render(result: dict) -> tuple[str, dict]:
         lines.append(f"| {label} | {human(t['rows'])} | {wall:.2f} | {peak:.0f} | {fmt_rate(t['rows'], wall)} | {note} |")
 
     # targets
-    lines += ["", "| target (issue 2) | value | met? |", "|---|---:|:---:|"]
+    lines += ["", "| target | value | met? |", "|---|---:|:---:|"]
     if ev_wall is not None:
         if pt_wall is not None:
             ratio = ev_wall / pt_wall

@@ -1,4 +1,4 @@
-"""Five visitors evaluating uploads at once must not stop a sixth from browsing (issue 20).
+"""Five visitors evaluating uploads at once must not stop a sixth from browsing.
 
 One ``streamlit run app.py`` on a data folder of two RAR-b tasks (``tests/upload_data.py``: the shipped task
 inputs and real per-query results of ARCChallenge and WinoGrande), one headless Chromium, six tabs:

@@ -1,4 +1,4 @@
-"""Bounded load test of the dashboard (issue 7, item 5): loopback only, stops by itself.
+"""Bounded load test of the dashboard: loopback only, stops by itself.
 
 Starts ``streamlit run app.py`` on a free 127.0.0.1 port with a data folder (default: the shipped ``data/``),
 then drives N concurrent Chromium pages (Playwright, one browser context each, so N Streamlit sessions) for

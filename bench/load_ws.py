@@ -1,4 +1,4 @@
-"""Protocol-level load benchmark of the dashboard (issue 23): N simulated users, no browser per user.
+"""Protocol-level load benchmark of the dashboard: N simulated users, no browser per user.
 
 Each simulated user is a :class:`ws_session.Session` — one browser tab speaking Streamlit's websocket protocol
 (``BackMsg`` / ``ForwardMsg`` protobufs from the installed ``streamlit.proto``; how, in ``bench/ws_session.py``)

@@ -1,4 +1,4 @@
-"""What a rerun costs when nothing changed, per view (issue 23, bench/RESULTS.md § Capacity).
+"""What a rerun costs when nothing changed, per view (bench/RESULTS.md § Capacity).
 
 Starts one ``streamlit run app.py`` of the served code under ``bench/rerun_probe.py``, optionally connects
 ``--idle`` other sessions (open tabs that do nothing), then one session opens every view of the navigation

@@ -1,4 +1,4 @@
-"""Your own run on the board (issue 20, "Where would my run land?"): export the shipped tasks' inputs, read a
+"""Your own run on the board ("Where would my run land?"): export the shipped tasks' inputs, read a
 candidate run, evaluate it tie-aware against the shipped qrels, and see it beside the shipped systems.
 
 The loop, as functions (the CLI ``evalcore tasks export`` / ``evalcore leaderboard --candidate`` and the

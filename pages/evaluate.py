@@ -1,5 +1,5 @@
 """Evaluate your run: get the shipped tasks' inputs, upload a run scored with any model, and see where it lands —
-tie-aware, beside the shipped systems, in every view, for this browser session only (issue 20)."""
+tie-aware, beside the shipped systems, in every view, for this browser session only."""
 from __future__ import annotations
 
 import time

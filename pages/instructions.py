@@ -45,7 +45,7 @@ def render() -> None:
     heat = gap.per_task.pivot(index="system", columns="task", values="gap")
     heat = heat.reindex(per_system["system"].tolist())
     span = charts.symmetric_span(gap.per_task["gap"])
-    # each figure is built once per question (issue 23: building them was most of this view's rerun)
+    # each figure is built once per question: building them is most of a rerun's cost
     phone = screen.on_a_phone()  # a phone's 390 px: short names, no numbers in the cells, the colour bar below
     key = None if view.data.overlay else ("instructions", view.data, view.cond, view.systems, phone)
 

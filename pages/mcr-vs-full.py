@@ -74,7 +74,7 @@ def render() -> None:
                           xaxis=dict(range=[0, 1], constrain="domain"), yaxis=dict(range=[0, 1], scaleanchor="x"))
         return fig
 
-    # built once per question (issue 23: building it was most of this view's rerun)
+    # built once per question: building it is most of a rerun's cost
     charts.draw_remembered(None if view.data.overlay else (
         "mcr-vs-full", view.data, view.cond, view.systems, mcr_metric, full_setting, task), scatter)
 
@@ -91,9 +91,9 @@ def render() -> None:
 
 
 def _axes_caption(full_setting: str, full_metric: str, mcr_metric: str) -> str:
-    """Say what each axis is — setting and metric — and what the dashed y = x line is (issue: the axes plot MCR
-    p@1 against full nDCG@10, and a line named "MCR = full" drew parity between two different metrics); returns
-    the line's legend name."""
+    """Say what each axis is — setting and metric — and what the dashed y = x line is (the axes plot MCR
+    p@1 against full nDCG@10, two different metrics, so the line is a reference, not parity); returns the
+    line's legend name."""
     setting = (glossary.link(full_setting, sidebar.SETTING_LABELS.get(full_setting)) if full_setting in glossary.TERMS
                else sidebar.SETTING_LABELS.get(full_setting, full_setting))
     accuracy = " (accuracy)" if mcr_metric == "p@1" else ""
@@ -108,8 +108,8 @@ def _axes_caption(full_setting: str, full_metric: str, mcr_metric: str) -> str:
 
 
 def _advice(view: sidebar.View) -> str:
-    """What to try when a task has no pairs — never the choice already made (issue 18: it advised 'as
-    published' while 'as published' was selected)."""
+    """What to try when a task has no pairs — never the choice already made (no 'as
+    published' while 'as published' is selected)."""
     tips = []
     if view.cond.instruction is not None:
         tips.append("'as published' instructions")

@@ -82,7 +82,7 @@ def render() -> None:
                                                          (prec_a, prec_b), view.systems))
     if gaps:  # a system never run at one of the two precisions is named, not silently left out
         st.caption(gaps)
-    charts.draw_remembered(None if view.data.overlay else (  # built once per question (issue 23)
+    charts.draw_remembered(None if view.data.overlay else (  # built once per question
         "rank-flips", view.data, view.cond, view.systems, prec_a, prec_b, scope),
         lambda: _slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
     _pairs(flips, prec_a, prec_b, what)
@@ -113,7 +113,7 @@ def _rankable_tasks(view: sidebar.View, prec_a: str, prec_b: str) -> list[str]:
 
 
 def _fewer_than_two(found: int, prec_a: str, prec_b: str, n_tasks: int) -> str:
-    """'Only one system has …' / 'No system has …' (issue 18: '(1 do …)' was ungrammatical)."""
+    """'Only one system has …' / 'No system has …' (never '(1 do …)')."""
     who = {0: "No system has", 1: "Only one system has"}[found]
     return f"{who} complete results under both {prec_a} and {prec_b} ({words.counted(n_tasks, 'shared task')})."
 

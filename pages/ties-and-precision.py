@@ -111,7 +111,7 @@ def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go
     (right axis, drawn behind), and on the left axis the expected value with its [min, max] range and the oblivious
     value (drawn on top). The legend is the paragraph above the panels. Built as one figure description (the
     layout ``make_subplots(secondary_y=True)`` makes, written out): a third of the CPU of building it call by
-    call, which every new question on this view paid once per system (issue 23)."""
+    call, paid by every new question on this view once per system."""
     own = [p for p in precisions if p in set(rows["precision"])]
     rows = rows.set_index("precision").reindex(own).reset_index()
     x = rows["precision"].tolist()

@@ -1,5 +1,5 @@
 """The texts and qrels behind the shipped real runs → ``data/tasks/rar-b/`` (what the dashboard shows and
-``evalcore tasks export`` writes: issue 18's per-query drill-down, issue 20's export).
+``evalcore tasks export`` writes: the per-query drill-down and the task export).
 
 For every RAR-b task the real runs evaluate (``make_real_runs.TASK_FILES``), from the upstream MCR CSVs (source
 ``rarb-mcr`` of :mod:`evalcore.sources`), with EXACTLY the ids the runs use — the id assignment is imported from

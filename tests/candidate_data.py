@@ -1,4 +1,4 @@
-"""A tiny shipped-tasks folder for the candidate tests (issue 20): ``<data>/tasks/rar-b/`` with the four tables of
+"""A tiny shipped-tasks folder for the candidate tests: ``<data>/tasks/rar-b/`` with the four tables of
 ``scripts/make_task_texts.py`` (queries, documents, candidates, qrels) for two small made-up tasks, so a test
 can build, break and evaluate whole candidates in milliseconds. The real shipped folder is tested elsewhere."""
 from __future__ import annotations

@@ -273,3 +273,31 @@ def test_randomization_identical_systems_and_clear_difference():
     assert aggregate.paired_randomization_test(zeros, 1000)[1] == 1.0
     clear = [np.full(200, 0.2) + np.random.default_rng(0).normal(0, 0.01, 200)]
     assert aggregate.paired_randomization_test(clear, 2000)[1] == pytest.approx(1 / 2001)
+
+
+# -- overlapping pairs, the randomization test's seed, the missing-task reason --------------------------------
+def test_overlapping_pairs_name_their_columns():
+    pairs = aggregate.overlapping_pairs(["a", "b"], np.array([0.1, 0.2]), np.array([0.3, 0.4]))
+    assert pairs.to_dict("records") == [
+        {"system_1": "b", "system_2": "a", "lo_1": 0.2, "hi_1": 0.4, "lo_2": 0.1, "hi_2": 0.3}]
+
+
+def test_randomization_test_is_reproducible_from_its_seed():
+    rng = np.random.default_rng(1)
+    differences = [rng.normal(0.01, 0.2, 300), rng.normal(0.0, 0.2, 200)]  # p far from 0 and 1
+    first = aggregate.paired_randomization_test(differences, n_resamples=2000, seed=5)
+    assert aggregate.paired_randomization_test(differences, n_resamples=2000, seed=5) == first
+    assert 0.05 < first[1] < 0.95
+    assert aggregate.paired_randomization_test(differences, n_resamples=2000, seed=6)[1] != first[1]
+    with pytest.raises(ValueError, match="^no paired queries$"):
+        aggregate.paired_randomization_test([np.array([])])
+
+
+@pytest.mark.parametrize("n_missing, says", [(5, "missing 5 of 7 tasks: T2, T3, T4, T5, T6"),
+                                             (6, "missing 6 of 7 tasks: T1, T2, T3, T4, T5 …")])
+def test_an_incomplete_system_lists_at_most_five_missing_tasks(n_missing, says):
+    tasks = [f"T{t}" for t in range(7)]
+    rows = [{"system": "full", "task": t, "value": 0.5} for t in tasks]
+    rows += [{"system": "part", "task": t, "value": 0.5} for t in tasks[: 7 - n_missing]]
+    _, incomplete = aggregate.leaderboard_frames(pd.DataFrame(rows), tasks)
+    assert incomplete.set_index("system").loc["part", "reason"] == says

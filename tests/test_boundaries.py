@@ -1,6 +1,6 @@
 """Closed bounds at their edge: rank intervals from score intervals that touch or have zero width, and the
 store's size filter at a model's exact size. A strict comparison in place of an inclusive one passed every
-other test of the suite (issue 22); these fail on it.
+other test of the suite; these fail on it.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""evalcore/candidate.py (issue 20): export the shipped tasks' inputs, read and check a candidate run, evaluate it,
+"""evalcore/candidate.py: export the shipped tasks' inputs, read and check a candidate run, evaluate it,
 see it on the board through Store.with_overlay.
 
 Most tests use a tiny made-up tasks folder (tests/candidate_data.py) whose right answers are known by

@@ -1,4 +1,4 @@
-"""Leaderboards that tell the truth (issue 16): every export carries every system, task names never collide
+"""Leaderboards that tell the truth: every export carries every system, task names never collide
 with summary columns, each benchmark is ranked by its own aggregate (R2MED in the site's order), the tie policy
 is named where it decides an order, Borda is bounded, and the CLI accepts what the data has. Expected values
 are written out by hand or read from sources the store does not read (the R2MED site table).
@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -178,7 +179,8 @@ def test_r2med_is_ranked_by_the_mean_and_rar_b_by_g(tmp_path: Path):
     assert rarb.ranked_by == "G" and rarb.ranked["system"].tolist() == ["y", "x"]
     assert store.leaderboard(Condition("r2med"), bootstrap=0, aggregate="G").ranked["system"].tolist() == ["y", "x"]
     code, out, _ = cli("--benchmark", "r2med", "--data", str(tmp_path))
-    assert code == 0 and "ranked by mean (arithmetic mean over tasks; R2MED's own aggregate)" in out
+    said = next((line for line in out.splitlines() if "ranked by" in line), "")
+    assert code == 0 and "ranked by mean" in said and "R2MED" in said, out
     assert out.splitlines()[0].split()[:3] == ["rank", "system", "mean"]
     code, out, _ = cli("--benchmark", "r2med", "--data", str(tmp_path), "--aggregate", "g", "--format", "csv")
     assert pd.read_csv(io.StringIO(out))["system"].tolist() == ["y", "x"]

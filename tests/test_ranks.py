@@ -99,7 +99,7 @@ def test_shipped_pooled_board_bm25_can_be_first_because_its_tie_range_passes_min
                               bootstrap=200)
     ranked = board.ranked.set_index("system")
     bm25, minilm = ranked.loc["tiebreak-run/bm25s"], ranked.loc["tiebreak-run/all-MiniLM-L6-v2"]
-    assert bm25["G_max"] > minilm["G_hi"] >= minilm["G"] > bm25["G"], "the shipped case the issue names"
+    assert bm25["G_max"] > minilm["G_hi"] >= minilm["G"] > bm25["G"], "the shipped case: BM25 can be first"
     assert bm25["combined_rank_lo"] == 1 and bm25["combined_shared_rank"] == 1
     assert minilm["combined_rank_hi"] >= 2, "MiniLM can be passed by BM25"
     assert bm25["combined_lo"] == min(bm25["G_lo"], bm25["G_min"])

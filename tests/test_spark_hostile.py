@@ -1,4 +1,4 @@
-"""Hostile values on the Spark path (issue 16, items 4 and 9, the siblings of the single-machine fixes): float
+"""Hostile values on the Spark path (the siblings of the single-machine fixes): float
 ids beyond 2^53 and grades that are no int64 are InputErrors with one line, as ``evalcore.formats`` makes them,
 instead of a CAST_OVERFLOW stack trace, a silent merge (1e20 and 1e20 + 2^14 are one long) or a silent
 truncation (a grade of 1.5 evaluated as 1). One local[2] session for the module (slow: Spark starts once)."""

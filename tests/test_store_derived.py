@@ -3,7 +3,7 @@
 The derived sums beside each per-query file must change where the store's numbers come from, never what they
 are: every answer is compared with a store over the same files without derived data (a scan), and with the
 raw rows. A sums file that is missing, stale, damaged or of another format is never used; a corrupt source
-under a fresh-looking sums file is still caught; the integrity checks of issue 16 give the same verdicts on
+under a fresh-looking sums file is still caught; the store's integrity checks give the same verdicts on
 both paths; the store writes nothing, anywhere. The overlay answers exactly as the same rows ingested.
 """
 from __future__ import annotations
@@ -180,7 +180,7 @@ def test_a_damaged_or_foreign_sums_file_is_ignored(folder: Path, tmp_path: Path,
     assert not store.skipped
 
 
-# -- issue 16's checks on the derived path --------------------------------------------------------------------
+# -- the integrity checks on the derived path ----------------------------------------------------------------
 CORRUPT = {
     "null system": [("a.parquet", query_rows("a", "T1", [0.2, 0.4]) + query_rows(None, "T1", [0.9], qids=["q9"]))],
     "NaN": [("a.parquet", query_rows("a", "T1", [0.2, float("nan")]))],
@@ -217,7 +217,7 @@ def test_integrity_checks_give_the_same_verdicts_from_derived_sums(tmp_path: Pat
 @pytest.mark.parametrize("cache_named", [False, True])
 def test_the_store_writes_nothing_into_the_data_folder_and_only_its_cache_elsewhere(folder: Path, tmp_path: Path,
                                                                                       monkeypatch, cache_named):
-    """Issue 21: the data folder may be read-only. Without ``TIEBREAK_CACHE`` nothing is written anywhere; with
+    """The data folder may be read-only. Without ``TIEBREAK_CACHE`` nothing is written anywhere; with
     it, only Leaderboard intervals land there (tests/test_store_intervals.py)."""
     cache = tmp_path / "cache"
     if cache_named:
@@ -297,7 +297,7 @@ def test_ingest_syncs_its_file_and_sums_before_renaming_the_file_first(folder: P
     assert [name for kind, name in writes if kind == "replace"] == [written, derived.sums_path(written)]
 
 
-# -- the overlay (issue 20) --------------------------------------------------------------------------------------
+# -- the overlay --------------------------------------------------------------------------------------
 def _run_files(folder: Path) -> tuple[Path, Path]:
     """A run with ties (scores rounded to one decimal) over the fixture's qids of T1..T3 and its qrels."""
     rng = np.random.default_rng(8)

@@ -1,4 +1,4 @@
-"""The store does not trust its folder (issue 16): rows without a name, duplicate rows, values that cannot be
+"""The store does not trust its folder: rows without a name, duplicate rows, values that cannot be
 right, NULL instruction states and files that vanish during a reload. Every expectation is written out by hand
 from the rows the test writes; each test fails on the store as it was before the fix (noted per test).
 """

@@ -1,4 +1,4 @@
-"""The store questions the dashboard's views ask beyond the leaderboard (issue 18): coverage, precision kinds and
+"""The store questions the dashboard's views ask beyond the leaderboard: coverage, precision kinds and
 the paired test on expected values — each checked against a computation straight from the parquet files
 (pandas / numpy), not against the store's own code."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A small real data folder for the upload tests (issue 20): the shipped RAR-b task inputs and real per-query
+"""A small real data folder for the upload tests: the shipped RAR-b task inputs and real per-query
 results of the two tasks whose MiniLM fp32 run ships in ``data/runs/`` (WinoGrande, ARCChallenge), so an
 upload of those runs is a complete candidate whose every per-query value can be checked against the shipped
 MiniLM rows."""

@@ -130,7 +130,7 @@ KEY_OF = {
 }
 """How the answer cache keys a snapshot and a condition: their fields as a tuple (every field, so two that
 differ never share an answer). Streamlit's generic hashing of a dataclass walked it through ``__reduce__``,
-~0.1 ms per argument on every question of every rerun (issue 23)."""
+~0.1 ms per argument on every question of every rerun."""
 
 
 def _question(compute: Callable[P, R]) -> Callable[P, R]:

@@ -3,7 +3,7 @@ tie-aware value with its [min, max] and whether its score depends on ties (min <
 its text, its instruction, the candidates' texts with the relevant one marked, and every system's numbers on it.
 
 Compare (``pages/compare.py``) draws it for systems of the data folder; an upload view can draw it for a
-candidate run beside them (issue 20): everything it needs comes in as arguments (the per-query rows of
+candidate run beside them: everything it needs comes in as arguments (the per-query rows of
 ``ui.data.query_diff`` and the task's texts of ``ui.data.task_texts``; for where each system put the relevant
 document, the per-query MRR@10 rows of ``ui.data.query_diff`` under the same condition).
 """

@@ -1,5 +1,5 @@
 """What a page draws, recorded while it runs, and the "Download this view (HTML)" button that turns it into a
-snapshot (:mod:`ui.snapshot`, issue 21).
+snapshot (:mod:`ui.snapshot`).
 
 Every view gets its snapshot without any code of its own: the frame (``ui/navigation.py``) runs the page
 inside :func:`recording`, and Streamlit's element functions that carry a view's content — ``title``,

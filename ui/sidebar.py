@@ -78,7 +78,7 @@ class View:
 def options_for(conditions: pd.DataFrame, column: str, **equal) -> list:
     """The values of ``column`` among the conditions whose other columns equal ``equal`` (None = any). Plain
     numpy over the columns: every rerun asks this ~5 times, and pandas' per-operation overhead made it ~5 ms
-    of each run (bench/RESULTS.md § Capacity)."""
+    of each run (bench/HISTORY.md § Capacity)."""
     if conditions.empty or column not in conditions:
         return []
     mask = np.ones(len(conditions), dtype=bool)
@@ -310,7 +310,7 @@ class _Rows:
     """A conditions table as plain columns — object arrays of the :data:`FIELDS`, None where a value is
     missing — for the many small lookups of one rerun (each control's options depend on the choices before
     it: ~25 lookups per rerun). numpy masks and Python sets instead of pandas indexing: ~10 ms of a rerun
-    with pandas, well under 1 ms so (issue 23)."""
+    with pandas, well under 1 ms so."""
 
     __slots__ = ("columns", "size")
 
@@ -436,7 +436,7 @@ def precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: M
     """A precision as the control shows it: 'bf16 (inference / scores stored)' from the files' precision kinds
     under the chosen benchmark and setting, 'fp32 (as published)' for published scores only; the URL keeps the
     plain precision. ``conditions`` is the snapshot's conditions table; the label is remembered per snapshot
-    (asked for every option on every rerun: ~50 ms of pandas per run otherwise, bench/RESULTS.md § Capacity),
+    (asked for every option on every rerun: ~50 ms of pandas per run otherwise, bench/HISTORY.md § Capacity),
     except for a session's own uploaded run."""
     if not snapshot.overlay:
         return _label_remembered(snapshot, chosen.get("benchmark"), chosen.get("setting"), precision)

@@ -6,7 +6,7 @@ the page's elements appear. Streamlit serves each from disk through Starlette's 
 every 64 kB chunk on a worker thread, each hop waiting for the GIL, which the warm start (``ui/warm_start.py``)
 holds for most of the first second of a new server's life. The first visitor's page load took 0.8–1.1 s
 against 0.65 s for a server with nothing to do, and the first visit ended ~0.2 s later than with the files
-answered here (bench/RESULTS.md § Dashboard).
+answered here (bench/HISTORY.md § Dashboard).
 
 What is answered here: ``GET {base}/static/<path>`` where ``<path>`` names a file of Streamlit's ``static/``
 folder — content-hashed names, immutable for an installed Streamlit — with the headers Streamlit sends for

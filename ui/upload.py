@@ -1,4 +1,4 @@
-"""A visitor's own run in the dashboard (issue 20): the limits of an upload, its evaluation in a child process,
+"""A visitor's own run in the dashboard: the limits of an upload, its evaluation in a child process,
 and the session's *candidate* that every view sees as one more system.
 
 **Where the candidate lives.** In the browser session's memory only (``st.session_state``): the uploaded

@@ -1,4 +1,4 @@
-"""Options and steps shared by the commands that evaluate a candidate run (issue 20): ``evalcore tasks
+"""Options and steps shared by the commands that evaluate a candidate run: ``evalcore tasks
 evaluate`` and ``evalcore leaderboard --candidate`` (see :mod:`evalcore.candidate`)."""
 from __future__ import annotations
 

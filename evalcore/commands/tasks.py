@@ -1,5 +1,5 @@
 """``evalcore tasks``: the shipped tasks as inputs for your own model, and your run evaluated against them
-(issue 20, :mod:`evalcore.candidate`).
+(:mod:`evalcore.candidate`).
 
 - ``evalcore tasks export --benchmark rar-b --setting mcr|full-pooled --out DIR`` writes, per task,
   ``DIR/<task>/queries.jsonl`` (qid, text, instruction) and ``DIR/<task>/candidates.jsonl`` (MCR: qid, docid,

@@ -119,7 +119,7 @@ class Store:
         with self._lock:
             return self._loaded.sums_read, list(self._loaded.sums_computed)
 
-    # -- the overlay (issue 20: a candidate run evaluated against the shipped data) -------------------------
+    # -- the overlay (a candidate run evaluated against the shipped data) -----------------------------------
     def with_overlay(self, query_metrics, name: str = "candidate") -> "Store":
         """A view of this store whose every question also sees ``query_metrics``: per-query rows in memory (a
         pandas DataFrame or Arrow table with the contract's columns, e.g. ``evalcore.engine.evaluate`` output

@@ -5,7 +5,7 @@ Every ``*.parquet`` under the folder (recursively, except ``runs/``, which holds
 classified from its footer alone (:func:`classify`): ``query_metrics``, ``task_scores``, ``systems`` by their
 columns (:mod:`evalcore.schema`), or a derived sums file by its footer record (:mod:`evalcore.store.derived`).
 
-The folder is not trusted (issue 16): rows without a name are left out with a warning; a per-query file with
+The folder is not trusted: rows without a name are left out with a warning; a per-query file with
 a value that cannot be right or a repeated qid, or repeating an earlier file's rows, is skipped whole; each
 task_scores row is checked, and repeated task_scores keys are kept once when identical and dropped when they
 differ. Skipped files land in :attr:`Loaded.skipped` with the reason, warnings in :attr:`Loaded.warnings`.

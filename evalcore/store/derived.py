@@ -19,7 +19,7 @@ Why sums are enough for the checks: a group's values are valid when none is NULL
 (``n_null_values`` and the finiteness of the sums), none is below 0 (``lowest``) or above 1 for a metric
 bounded by 1 (``highest``), ``min <= oblivious, expected <= max`` (``least_gap``, the least of the four
 differences, >= 0), and every qid appears once (``n_distinct_qids == n_queries``) — so the store's load
-checks (issue 16) read the same verdict from the derived table as from a scan.
+checks read the same verdict from the derived table as from a scan.
 """
 from __future__ import annotations
 

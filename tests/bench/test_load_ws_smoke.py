@@ -1,4 +1,4 @@
-"""Smoke test of bench/load_ws.py (issue 23): the protocol-level load client against a real server.
+"""Smoke test of bench/load_ws.py: the protocol-level load client against a real server.
 
 One ``streamlit run app.py`` on loopback with the shipped data. First the self-validation: Chromium and the
 protocol client open the same URL and make the same moves, and must send the same rerun messages and receive

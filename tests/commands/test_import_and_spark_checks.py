@@ -1,4 +1,4 @@
-"""One line, never a traceback or a JVM stack trace (issue 16, item 9): an MTEB result file nested 200,000 levels
+"""One line, never a traceback or a JVM stack trace: an MTEB result file nested 200,000 levels
 deep, values an importer leaves out (a ``warning:`` line each, prefixed like every CLI line), and the checks
 ``evaluate --engine spark`` makes before a Spark session starts (a TREC text run; a per-query folder that Spark
 would empty although it holds an input or unrelated files). None of these tests starts Spark."""

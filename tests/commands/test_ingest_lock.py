@@ -1,4 +1,4 @@
-"""The ingest lock (issue 16, item 15): an ingest stopped while holding it made every later ingest wait
+"""The ingest lock: an ingest stopped while holding it made every later ingest wait
 forever. Now a waiting ingest gives up after ``TIEBREAK_LOCK_TIMEOUT`` seconds with one line naming the holder
 (pid, host, how long, its command, whether it is stopped); a holder killed outright releases the lock and its
 stale record does not get in the way."""

@@ -1,4 +1,4 @@
-"""evalcore.commands.ingest.ingest_rows (issue 20's "Add to the leaderboard"): rows already evaluated (a candidate's)
+"""evalcore.commands.ingest.ingest_rows ("Add to the leaderboard"): rows already evaluated (a candidate's)
 go through the path of ``evalcore ingest`` — a new file under ingested/ with its derived sums, the same board as the
 in-memory overlay, a repeat refused with one line and nothing written."""
 from __future__ import annotations

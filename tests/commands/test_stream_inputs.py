@@ -1,5 +1,5 @@
-"""Inputs that are streams — ``/dev/stdin``, a FIFO, ``<(command)`` — are read once (issue 16, a sibling of item
-7's special files on the input side). The readers open an input twice (the format is sniffed from its first
+"""Inputs that are streams — ``/dev/stdin``, a FIFO, ``<(command)`` — are read once (the input side of
+the special files outputs write into). The readers open an input twice (the format is sniffed from its first
 64 KiB, then the file is read): on a stream the second read started 64 KiB in, so a run whose 64 KiB boundary
 fell on a line end silently lost its first 1,024 lines and gave other numbers with exit code 0."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Outputs never harm another file, and a write that fails is one line (issue 16, items 7 and 8).
+"""Outputs never harm another file, and a write that fails is one line.
 
 - an output that is an input (same path, ``./`` path, symlink, hard link) is refused before any work and the
   input is byte-for-byte intact, in every command that writes a file;

@@ -1,4 +1,4 @@
-"""A first-time visitor clicks through the sidebar (issue 18, "Done when"): a fresh server on the shipped data,
+"""A first-time visitor clicks through the sidebar ("Done when"): a fresh server on the shipped data,
 the root URL, then every entry of the sidebar's navigation in order, touching nothing else. Every view shows
 its answer — the analysis views a chart and a results table, moving to a condition that has what they need
 and saying so in one line — and none shows an empty-state box, an exception, an error response or a request

@@ -1,4 +1,4 @@
-"""Hosting behind a reverse proxy (issue 21, docs/hosting.md), end to end in real Chromium.
+"""Hosting behind a reverse proxy (docs/hosting.md), end to end in real Chromium.
 
 Two app processes started by ``deploy/serve.sh`` (the production profile ``deploy/production.env``: prefix
 ``/tiebreak``, XSRF on, …) serve a read-only copy of the shipped ``data/``, behind Debian's nginx running

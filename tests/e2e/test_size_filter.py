@@ -1,4 +1,4 @@
-"""Regression (issue 18): after any interaction, "Filter systems" showed size "to: 50M" instead of "no limit",
+"""Regression: after any interaction, "Filter systems" showed size "to: 50M" instead of "no limit",
 and typing a name then silently added ``size_max=50M`` ("e5" found 2 systems instead of all of them; "qwen"
 on R2MED none). In Chromium on the shipped data: a toggle, a page switch and back, then the popover's size
 bounds and a name search, whose count must equal the store's. A view's forced move to another condition

@@ -1,4 +1,4 @@
-"""A snapshot that travels (issue 21): every view of the page table, in its default state on the shipped data,
+"""A snapshot that travels: every view of the page table, in its default state on the shipped data,
 downloaded with "Download this view (HTML)" and opened in a fresh browser context that blocks every request
 not to a file:// or data: URL, shows what the live view shows — its title and section headings, the condition,
 the headline numbers, every table (column labels, row count, and each cell the live grid rendered, to the

@@ -1,4 +1,4 @@
-"""Evaluate your run, in a browser (issue 20): a visitor downloads the task inputs, uploads the shipped MiniLM
+"""Evaluate your run, in a browser: a visitor downloads the task inputs, uploads the shipped MiniLM
 fp32 runs as their own, and sees them on the board — every per-query value equal to the shipped MiniLM rows,
 its G and rank in the Leaderboard and Compare equal to MiniLM's; a bad upload is one message naming the file
 and line, never a traceback; the data folder is byte-identical afterwards."""

@@ -4,7 +4,7 @@
 2 instruction states × 2 settings; one system misses a task, one scores 0 on a task) and ``r2med`` with
 published task scores only — plus a systems table and a tiny FP32 run + qrels for the what-if panel.
 ``write_large(dir, n_rows)``: ~``n_rows`` per-query rows (100 systems × 4 precisions × 2 instruction states
-× 25 tasks × queries), the shape of issue 4's performance target.
+× 25 tasks × queries), the shape of the store's performance target.
 """
 from __future__ import annotations
 

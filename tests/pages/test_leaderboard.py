@@ -72,9 +72,10 @@ def test_the_landing_says_per_row_task_level_only_and_points_to_the_per_query_re
     pooled = there.dataframe[0].value.set_index("system")
     assert pooled.loc["tiebreak-run/bm25s", "ranks"].startswith("1–")
     assert pooled.loc["tiebreak-run/bm25s", "shared_rank"] == 1
-    assert any("ranked systems have per-query results here" in m for m in texts(there, "markdown"))
-    # the link shows as many systems with per-query results as it promised (it said 9 and showed 8)
-    assert any(f"**{promised} of " in m for m in texts(there, "markdown") if "have per-query results here" in m)
+    # the link shows as many systems with per-query results as it promised, out of the systems it ranks
+    counts = [tuple(map(int, found.groups())) for found in (re.search(r"\*\*(\d+) of (\d+)\*\*", m)
+                                                            for m in texts(there, "markdown")) if found]
+    assert counts == [(promised, len(there.dataframe[0].value))], counts
 
 
 def test_the_pointer_counts_the_filtered_systems_and_its_link_keeps_the_filter(open_url):
@@ -84,7 +85,7 @@ def test_the_pointer_counts_the_filtered_systems_and_its_link_keeps_the_filter(o
     some = open_url(SHIPPED, params={**base, "q": "mini"})  # the MiniLM models; our run has per-query rows
     assert_clean(some)
     page = _html(some)
-    assert "<b>1 of the filtered systems</b> has per-query results" in page, page
+    assert re.search(r"<b>1 of the filtered systems</b>", page), page
     href = re.search(r'href="([^"]+)"', page).group(1)
     assert "q=mini" in href and "setting=full-pooled" in href
     there = open_url(SHIPPED, params=dict(pair.split("=") for pair in href[1:].split("&")))
@@ -93,7 +94,7 @@ def test_the_pointer_counts_the_filtered_systems_and_its_link_keeps_the_filter(o
     none = open_url(SHIPPED, params={**base, "q": "e5", "size_min": "1B", "open": "yes"})
     assert_clean(none)
     page = _html(none)
-    assert "None of the filtered systems has per-query results; <b>8 other systems</b> have them" in page, page
+    assert re.findall(r"<b>(.*?)</b>", page) == ["8 other systems"], page
     assert "(without the filter)" in page and "q=" not in re.search(r'href="([^"]+)"', page).group(1)
 
 
@@ -290,12 +291,12 @@ def test_a_filter_says_how_many_of_its_systems_have_results_here(open_url):
     assert 0 < shown < len(matching), "the case: some matching systems have no result here"
     line = next(c for c in texts(at, "caption") if c.startswith("Filtered to"))
     assert line.startswith(f"Filtered to {len(matching)} systems")
-    assert f"{shown} of them have results under this condition." in line
+    assert re.search(rf"\b{shown} of them\b", line), line
     # under one instruction state, the systems with results in that state (the board's count)
     with_instr = open_url(SHIPPED, params={"bench": "rar-b", "q": "e5", "instr": "with"})
     board = store.leaderboard(Condition("rar-b", instruction=True), systems=matching, bootstrap=0)
     line = next(c for c in texts(with_instr, "caption") if c.startswith("Filtered to"))
-    assert f"{len(board.ranked) + len(board.incomplete)} of them have results under this condition." in line
+    assert re.search(rf"\b{len(board.ranked) + len(board.incomplete)} of them\b", line), line
     plain = open_url(SHIPPED, params={"bench": "rar-b", "q": "gte"})
     assert "of them" not in next(c for c in texts(plain, "caption") if c.startswith("Filtered to"))
 
@@ -387,7 +388,7 @@ def test_shared_ranks_are_explained_where_they_differ_from_the_point_ranks(open_
     assert_clean(pooled)
     table = pooled.dataframe[0].value
     assert (table["shared_rank"] != table["rank"]).any()
-    assert any("**Rank** is shared: 1 + the systems surely better" in c for c in texts(pooled, "caption"))
+    assert any("**Rank** is shared" in c and "1 +" in c for c in texts(pooled, "caption"))
     landing = open_url(SHIPPED)  # published scores: no interval, ranks equal the point ranks, nothing to explain
     assert not any("**Rank** is shared" in c for c in texts(landing, "caption"))
 

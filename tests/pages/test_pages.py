@@ -2,6 +2,7 @@
 store numbers, never a traceback."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -129,8 +130,7 @@ def test_incomplete_and_zero_systems_are_explained(open_url, synthetic_dir):
     at = open_url(synthetic_dir, params={"instr": "without"})
     assert_clean(at)
     assert any("tiny-partial" in str(df.value["system"].tolist()) for df in at.dataframe[1:])
-    assert any("G is **0** for closed-embed-3: its score on at least one task is 0" in w
-               for w in texts(at, "warning"))
+    assert any(w.startswith("G is **0**") and "closed-embed-3" in w for w in texts(at, "warning"))
 
 
 def test_a_zero_g_is_explained_only_where_g_is_shown(open_url, synthetic_dir):

@@ -1,4 +1,4 @@
-"""Rank flips names the systems a comparison leaves out (issue 17: 'the views say it is missing rather than
+"""Rank flips names the systems a comparison leaves out ('the views say it is missing rather than
 showing nothing'), on the shipped data: all-mpnet-base-v2 was not run at fp16 this round, and the 4-bit e5 has no
 fp32. Which systems are missing is read from the parquet files themselves, not from the code under test."""
 from __future__ import annotations

@@ -32,6 +32,5 @@ def test_published_rows_without_tie_ranges_are_named(open_url, tmp_path):
     assert not at.exception and not texts(at, "error"), texts(at, "error")
     shown = {m.label: m.value for m in at.metric}
     assert (shown["Systems"], shown["Flipped pairs"], shown["Overlapping pairs"]) == ("3", "1", "0"), shown
-    said = " ".join(texts(at, "caption"))
-    assert "No two systems have overlapping tie ranges [G min, G max] (published scores carry no tie range)." \
-        in said, said
+    said = next(c for c in texts(at, "caption") if "overlapping" in c)
+    assert "[G min, G max]" in said and "published" in said, said

@@ -2,6 +2,8 @@
 dropped with a notice and never reach the page, the store or the URL."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app_harness import page_path_from_main, shown, texts, widget
@@ -82,7 +84,7 @@ def test_unknown_and_repeated_keys_are_dropped_with_a_notice(open_url, synthetic
     assert not at.exception
     warnings = " ".join(texts(at, "warning"))
     assert "`bench` was given 2 times" in warnings
-    assert "Ignored 2 unknown URL parameters: `evil`, 1 unreadable" in warnings
+    assert re.search(r"\b2 unknown\b", warnings) and "`evil`" in warnings and re.search(r"\b1 unreadable\b", warnings)
     assert "<img" not in warnings
     assert at.query_params["prec"] == "bf16"  # the valid rest still applies
     assert "evil" not in at.query_params
@@ -90,7 +92,7 @@ def test_unknown_and_repeated_keys_are_dropped_with_a_notice(open_url, synthetic
 
 def test_params_of_another_page_are_dropped_with_a_notice(open_url, synthetic_dir):
     at = open_url(synthetic_dir, params={"sys": ["e5-small", "bge-large"]})
-    assert "`sys` does not apply to this view; ignored." in texts(at, "warning")
+    assert [w for w in texts(at, "warning") if w.startswith("`sys`")], texts(at, "warning")
     assert "sys" not in at.query_params
 
 

@@ -1,8 +1,10 @@
-"""The views' controls offer what exists and keep what the visitor chose (issue 18), as AppTest sessions: a
+"""The views' controls offer what exists and keep what the visitor chose, as AppTest sessions: a
 choice survives a condition where it is not an option, a single possible value is text, MCR opens on accuracy,
-and the bugs the issue lists stay fixed (Compare losing its systems, '(1 do…)', advice to pick what is picked).
+and Compare keeps its systems, a count is said in words (never '(1 do…)') and no advice picks what is picked.
 """
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 import pytest
@@ -14,7 +16,7 @@ MINILM, BM25 = "tiebreak-run/all-MiniLM-L6-v2", "tiebreak-run/bm25s"
 
 
 def test_compare_keeps_its_systems_through_a_setting_without_them(open_url):
-    """Issue 18 bug: Compare lost its selected systems when the setting changed."""
+    """Compare lost its selected systems when the setting changed."""
     at = open_url(SHIPPED, "compare.py", {"setting": "full-pooled", "sys": [BM25, MINILM]})
     assert at.multiselect(key="sys").value == [BM25, MINILM]
     at.sidebar.radio(key="setting").set_value("full").run()  # published scores: our runs are not there
@@ -83,7 +85,7 @@ def test_an_option_without_results_is_not_offered(open_url):
     at = open_url(SHIPPED, "leaderboard.py", {"bench": "r2med"})
     assert fixed_texts(at)["Setting"] == "Full retrieval"
     help_text = next(m.proto.help for m in at.sidebar.markdown if str(m.value).startswith("**Setting:**"))
-    assert "R2MED has no Multiple choice (MCR) setting" in help_text
+    assert "R2MED" in help_text and "(MCR)" in help_text, help_text
 
 
 def test_a_move_for_one_view_does_not_change_the_others(open_url):
@@ -91,18 +93,18 @@ def test_a_move_for_one_view_does_not_change_the_others(open_url):
     at = open_url(SHIPPED, "leaderboard.py", {"bench": "r2med"})
     at.switch_page(page_path_from_main("rank-flips.py")).run()
     assert at.query_params["bench"] == "rar-b"
-    assert any(t.startswith("Rank flips needs runs at two precisions: showing RAR-b") for t in texts(at, "info"))
+    assert any(t.startswith("Rank flips") and "RAR-b" in t for t in texts(at, "info"))
     at.switch_page(page_path_from_main("leaderboard.py")).run()
     assert at.query_params["bench"] == "r2med"
     assert shown(at, "bench") == "r2med"
 
 
 def test_fewer_than_two_systems_is_said_in_words(open_url, synthetic_dir):
-    """Issue 18 bug: 'Fewer than two systems… (1 do…)'."""
+    """'Fewer than two systems… (1 do…)'."""
     at = open_url(synthetic_dir, "rank-flips.py", {"q": "e5-small"})
     assert not at.exception
     infos = " ".join(texts(at, "info"))
-    assert "Only one system has complete results under both fp32 and bf16" in infos, infos
+    assert re.search(r"\bOnly one system\b.*\bfp32\b.*\bbf16\b", infos), infos
     assert "(1 do" not in infos
 
 
@@ -129,18 +131,18 @@ def test_mcr_vs_full_offers_the_tasks_with_both_settings(open_url, mcr_gaps):
 
 
 def test_mcr_vs_full_never_advises_the_choice_already_made(open_url, mcr_gaps):
-    """Issue 18 bug: MCR vs full advised "as published" while "as published" was selected."""
+    """MCR vs full advised "as published" while "as published" was selected."""
     at = open_url(mcr_gaps, "mcr-vs-full.py", {"q": "e5-small"})
     assert not at.exception
     said = " ".join(texts(at, "info"))
-    assert "No system has both full and MCR results under this condition" in said, said
+    assert re.search(r"\bNo system\b.*\bfull\b.*\bMCR\b", said), said
     assert "as published" not in said
     at = open_url(mcr_gaps, "mcr-vs-full.py", {"q": "e5-small", "instr": "without"})
     assert "'as published' instructions" in " ".join(texts(at, "info"))
 
 
 def test_jargon_labels_of_the_views_link_to_the_glossary(open_url):
-    """Issue 18: a glossary reachable from every jargon label — the sidebar's setting, instruction, precision
+    """A glossary reachable from every jargon label — the sidebar's setting, instruction, precision
     and tie policy, the Ties table's headers, Compare's value choice."""
     import json
 
@@ -164,7 +166,7 @@ def test_jargon_labels_of_the_views_link_to_the_glossary(open_url):
 @pytest.mark.parametrize("page", ["ties-and-precision.py", "rank-flips.py", "instructions.py", "mcr-vs-full.py",
                                   "compare.py"])
 def test_each_view_names_the_provenance_of_its_numbers(open_url, page):
-    """Issue 18: source and commit of every number, and the data snapshot date, visible in the view (read here
+    """Source and commit of every number, and the data snapshot date, visible in the view (read here
     from data/provenance.json itself)."""
     import json
 
@@ -244,7 +246,7 @@ def test_evaluate_says_when_the_sidebars_setting_is_not_offered(open_url):
     at = open_url(SHIPPED, "evaluate.py", {"setting": "full"})
     assert not at.exception
     assert at.radio(key="ev_setting").value == "mcr"
-    assert any(c.startswith("The sidebar's setting, Full retrieval, is not offered here") for c in texts(at, "caption"))
+    assert any(c.startswith("The sidebar's setting") and "Full retrieval" in c for c in texts(at, "caption"))
     at = open_url(SHIPPED, "evaluate.py", {"setting": "full-pooled"})
     assert at.radio(key="ev_setting").value == "full-pooled"
     assert not any(c.startswith("The sidebar's setting") for c in texts(at, "caption"))

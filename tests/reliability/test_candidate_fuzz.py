@@ -1,5 +1,5 @@
 """The reliability suite's fuzzed bad runs (tests/reliability/test_cli_fuzz.py: bad scores in every format and
-text style, duplicates, mutated bytes, damaged parquet), given as a candidate (issue 20) to
+text style, duplicates, mutated bytes, damaged parquet), given as a candidate to
 ``evalcore leaderboard --candidate`` and ``evalcore tasks evaluate``: each gives exit code 2 and one line naming the
 file and line, or (a mutation that leaves a valid run) a result — and nothing is ever written into the data
 folder, nor a partial output. Candidates are checked against a tiny made-up tasks folder (tests/candidate_data.py)."""

@@ -1,4 +1,4 @@
-"""End-to-end fuzzing of the CLI (issue 7, item 1): random and mutated runs / qrels in every format, through
+"""End-to-end fuzzing of the CLI: random and mutated runs / qrels in every format, through
 ``evalcore.cli.main`` (in-process, for speed) and a few through ``python -m evalcore`` (subprocess).
 
 Every outcome must be one of
@@ -36,7 +36,7 @@ pytrec_eval = require_module("pytrec_eval")
 
 ROOT = Path(__file__).resolve().parents[2]
 CALL_SECONDS = 30  # one in-process CLI call on a few hundred rows takes well under a second
-# TIEBREAK_FUZZ_EXAMPLES raises the budget for a long hunt (the README's figures); CI keeps 40 per test
+# TIEBREAK_FUZZ_EXAMPLES raises the budget for a long hunt (docs/reliability.md's figures); CI keeps 40 per test
 FUZZ = settings(max_examples=int(os.environ.get("TIEBREAK_FUZZ_EXAMPLES", "40")), deadline=None,
                 suppress_health_check=list(HealthCheck))
 
@@ -475,7 +475,7 @@ def test_qids_only_in_the_run_or_only_in_the_qrels(tmp_path):
     assert not out.exists()
 
 
-# -- 4. issue 16: values no reader may misread, outputs that must not harm anything ---------------------
+# -- 4. values no reader may misread, outputs that must not harm anything ---------------------
 UNICODE_SPACES = ["\u00a0", "\u2007", "\u2009", "\u200a", "\u3000", "\u202f", "\u1680"]
 
 

@@ -1,4 +1,4 @@
-"""Corrupt data directory (issue 7, item 3): every kind of bad file next to good ones. The store and the CLI
+"""Corrupt data directory: every kind of bad file next to good ones. The store and the CLI
 (``leaderboard --data DIR``) load everything else, and name each skipped file with the reason: in
 ``Store.skipped`` and as one ``warning: skipped FILE: REASON`` line per file on the CLI's stderr.
 

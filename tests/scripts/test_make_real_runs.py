@@ -2,8 +2,8 @@
 of RAR-b WinoGrande (real model, real data) checked against the data contract (docs/DESIGN.md) and measured tie facts.
 
 The end-to-end tests need requirements-models.txt (torch, sentence-transformers, …) and the RAR-b sources; without
-them they skip with the reason (and fail under CI=true, see tests/needs.py). The second round's systems and the
-shipped data are tested in test_real_runs_round_two.py.
+them they skip with the reason (and fail under CI=true, see tests/needs.py). The systems' precision kinds and the
+shipped data/real files are tested in test_real_runs_data.py.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Leaderboard's interval and rank-range words, built column-wise on every rerun (ui.board.interval_texts /
-ranks_texts, issue 23: cheaper reruns), say exactly what the row-by-row definitions say, for every combination
+ranks_texts), say exactly what the row-by-row definitions say, for every combination
 of known and missing bounds."""
 import itertools
 import math
@@ -49,7 +49,7 @@ def test_columns_absent_read_as_unknown():
 
 
 def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
-    """The Leaderboard's per-query pointer is remembered per snapshot and condition (issue 23); it must be the
+    """The Leaderboard's per-query pointer is remembered per snapshot and condition; it must be the
     one computed from that snapshot's coverage, for conditions with and without per-query results."""
     from pathlib import Path
 

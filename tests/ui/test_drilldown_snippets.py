@@ -1,4 +1,4 @@
-"""The drill-down's query snippets, cut column-wise from the task texts' one-line ``flat_text`` (issue 23: a
+"""The drill-down's query snippets, cut column-wise from the task texts' one-line ``flat_text`` (a
 split/join per query on every rerun was a fifth of Compare's rerun), are the snippets of the original texts:
 whitespace runs as one space, cut at the limit with an ellipsis."""
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Ties & precision's precision-profile figure, written out as one figure description (issue 23: a fifth of the
+"""Ties & precision's precision-profile figure, written out as one figure description (a fifth of the
 CPU of building it with make_subplots, per system, on every new question), is the figure the make_subplots
 construction gave: same traces, same values, same axes and layout."""
 import json

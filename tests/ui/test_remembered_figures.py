@@ -1,4 +1,4 @@
-"""ui.charts.draw_remembered (issue 23: cheaper reruns): a figure is built once per key and drawn as it was
+"""ui.charts.draw_remembered (cheaper reruns): a figure is built once per key and drawn as it was
 built; no key builds it every time; old keys are forgotten past REMEMBERED_FIGURES."""
 import plotly.graph_objects as go
 

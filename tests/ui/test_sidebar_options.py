@@ -1,5 +1,5 @@
 """The sidebar's option lists (ui.sidebar.options_for), asked ~5 times on every rerun and so computed with plain
-numpy instead of pandas operations (issue 23: cheaper reruns), give exactly what the pandas definition gives:
+numpy instead of pandas operations (cheaper reruns), give exactly what the pandas definition gives:
 on the shipped data's conditions for every combination of earlier choices, and on a frame with missing values,
 booleans and numbers."""
 import itertools
@@ -69,7 +69,7 @@ def test_precisions_are_offered_widest_first():
 
 
 def test_remembered_precision_labels_and_need_rows_equal_the_computed_ones(fresh_answers):
-    """The precision labels and a view's needed rows are remembered per data snapshot (issue 23); they must be
+    """The precision labels and a view's needed rows are remembered per data snapshot; they must be
     what the functions compute from that snapshot's tables, for every benchmark, setting and precision."""
     from ui import data
 
@@ -90,7 +90,7 @@ def test_remembered_precision_labels_and_need_rows_equal_the_computed_ones(fresh
 
 
 def test_matching_rows_equal_the_pandas_definition():
-    """sidebar._Rows (numpy and sets since issue 23) keeps the rows a pandas mask keeps, 'any' instruction
+    """sidebar._Rows (numpy and sets) keeps the rows a pandas mask keeps, 'any' instruction
     matching every state and a missing instruction matching no flag, and lists a field's values as the pandas
     definition does ('any' first for the instruction, then the flags present; else sorted, missing left out)."""
     conditions = Store(ROOT / "data").facets()["conditions"]

@@ -1,4 +1,4 @@
-"""Rank flips' slope chart keeps every name readable on a phone (issue 18: at 390 px the names, drawn as text
+"""Rank flips' slope chart keeps every name readable on a phone (at 390 px the names, drawn as text
 beside the markers, were clipped at the chart's edges). The names are now the two rank axes' tick labels, which
 Plotly fits by widening its margins (automargin), and each side lists every system at its own rank."""
 import pandas as pd

@@ -3,6 +3,8 @@ and how the "Sources:" line names it (:func:`ui.data.provenance`). The page-leve
 are tests/pages/test_evaluate.py."""
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pytest
 
@@ -47,9 +49,10 @@ def test_the_moved_line_names_each_field_that_differs_from_the_sidebar():
     shown = sidebar()
     cond = upload.board_condition(held(), shown)
     line = upload.moved_line(cond, shown)
-    assert "MCR (the sidebar: full retrieval)" in line
-    assert "p@1 (the sidebar: ndcg@10)" in line
-    assert "without instruction (the sidebar: instructions as published)" in line
+    # each field that differs: the candidate's value, then the sidebar's in parentheses
+    pairs = re.findall(r"\s*([^:;(]+?) \(the sidebar: ([^)]+)\)", line.split(": ", 1)[1])
+    assert pairs == [("MCR", "full retrieval"), ("p@1", "ndcg@10"),
+                     ("without instruction", "instructions as published")], line
     assert "fp32" not in line and "ties" not in line  # what agrees is not said
     assert "\n" not in line
     assert upload.moved_line(cond, cond) == ""

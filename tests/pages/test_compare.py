@@ -1,13 +1,13 @@
-"""Compare, after a UI review: (1) the per-query table puts every chosen system's value next to the query id, in
-columns narrow enough that four fit a 1,400 px screen (the query's text came first and pushed the third
-system's value off to the right); (2) removing one of the two chosen systems stays removed, and the view says
-what is missing in one line (it put the system back); (3) the paired tests of several pairs carry a
-Holm–Bonferroni adjusted p-value and a line saying what it is (six p-values stood without a word on multiple
-comparisons). The adjusted values are checked against a brute-force reference computed here."""
+"""Compare: (1) the per-query table puts every chosen system's value next to the query id, in columns narrow
+enough that four fit a 1,400 px screen; (2) removing one of the two chosen systems stays removed, and the view
+says what is missing in one line; (3) the paired tests of several pairs carry a Holm–Bonferroni adjusted
+p-value and a line saying what it is. The adjusted values are checked against a brute-force reference computed
+here."""
 from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 
@@ -130,8 +130,8 @@ def test_four_systems_six_pairs_carry_holm_adjusted_p_values(open_url):
     assert table["p_holm"].tolist() == pytest.approx(closed_testing_holm(table["p_value"].tolist()), abs=1e-12)
     assert (table["p_holm"] >= table["p_value"]).all()
     said = [c for c in texts(at, "caption") if c.startswith("Holm-adjusted p")]
-    assert said == ["Holm-adjusted p: each p corrected for testing 6 pairs at once (Holm–Bonferroni), so the "
-                    "chance that any pair below 0.05 is a false “different” is at most 5%."]
+    assert len(said) == 1, said  # the number of pairs, the method, the level and what it bounds
+    assert "6 pairs" in said[0] and "Holm–Bonferroni" in said[0] and "0.05" in said[0] and "5%" in said[0], said
 
 
 def test_one_pair_needs_no_adjustment(open_url):

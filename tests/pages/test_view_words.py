@@ -1,11 +1,11 @@
-"""A UI review's findings on what three views' words claim about what they draw (shipped data):
+"""What three views' words say about what they draw (shipped data):
 
-- Ties & precision said its grey bars showed "the share of queries whose score depends on tie-breaking" (the
-  glossary's *tie-dependent*: min < max) while they plot the share *tied at the cutoff* (``tied_share``);
-- its what-if Run box cut its options off mid-name: each held the run's ~50-character file name;
-- MCR vs full said the full setting ranks "the whole corpus" above an x axis of Full (pooled candidates), and
-  drew a line named "MCR = full" between MCR p@1 and full nDCG@10, two different metrics;
-- Rank flips' column "Intervals overlap" did not say whose intervals: the tie ranges under either precision."""
+- Ties & precision's grey bars are the share of queries *tied at the cutoff* (``tied_share``), and the paragraph
+  says so (not the glossary's *tie-dependent*, min < max);
+- its what-if Run box shows short labels, and the line below names the run's file;
+- MCR vs full names each axis's setting and metric and says what the dashed diagonal is (MCR p@1 and full
+  nDCG@10 are two different metrics);
+- Rank flips' overlap column says whose intervals: the tie ranges under either precision."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
-"""Round two of the real runs (issue 17): the new systems, the ``precision_kind`` column, resumable generation,
-and the shipped ``data/real`` files checked against independent computations.
+"""The real runs (scripts/make_real_runs.py and its README section): the systems, the ``precision_kind`` column,
+resumable generation, and the shipped ``data/real`` files checked against independent computations.
 
 - Helpers on constructed data (no model packages): precision kinds, score storage rounding against numpy's own
   float16 and a bit-level bfloat16 rounding, the seeded random scorer, the sparse embedding cache, and a
@@ -13,8 +13,8 @@ and the shipped ``data/real`` files checked against independent computations.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,20 +33,12 @@ TASKS = ("ARCChallenge", "AlphaNLI", "PIQA", "SIQA", "WinoGrande", "SpartQA", "T
 CONSTANT = "tiebreak-run/constant"
 
 
-def load_script_module():
-    sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("make_real_runs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-rr = load_script_module()
+sys.path.insert(0, str(SCRIPT.parent))  # scripts/: make_real_runs and real_runs_readme import as modules
+import make_real_runs as rr  # noqa: E402
 
 
 # ------------------------------------------------------------------------------ helpers (no model packages)
-# written out by hand from the issue's semantics, not derived from the code
+# written out by hand from what each kind means (docs/DESIGN.md), not derived from the code
 EXPECTED_KINDS = {
     ("tiebreak-run/all-MiniLM-L6-v2", "fp32"): "inference", ("tiebreak-run/all-MiniLM-L6-v2", "bf16"): "inference",
     ("tiebreak-run/all-MiniLM-L6-v2", "bf16+hps"): "inference", ("tiebreak-run/all-MiniLM-L6-v2", "int8"): "storage",
@@ -147,7 +139,7 @@ def test_generation_resumes_per_system_and_skips_what_is_complete(tmp_path: Path
     path = out / "query_metrics" / "rar-b_WinoGrande.parquet"
     before = path.stat().st_mtime_ns
     again = run_script(*common, "--systems", "constant", cwd=tmp_path)
-    assert again.returncode == 0 and "tiebreak-run/constant: complete, skipped" in again.stderr
+    assert again.returncode == 0 and re.search(r"tiebreak-run/constant: .*\bskipped\b", again.stderr)
     assert path.stat().st_mtime_ns == before  # nothing rewritten
     more = run_script(*common, "--systems", "constant", "bm25", cwd=tmp_path)  # adds a system, keeps the other
     assert more.returncode == 0, more.stderr[-2000:]
@@ -334,7 +326,8 @@ def test_readme_flip_table_tells_tie_breaking_flips_from_rounding_flips(tmp_path
     table = real_runs_readme.task_flips_table(tmp_path)
     lines = [row for row in table.splitlines() if "| WinoGrande |" in row]
     assert len(lines) == 1  # only the combination with a flip gets a row
-    assert "1 of the 2 task × setting × instruction × tie-policy combinations have a flipped pair (the others: none); each ranks 3 systems" in table
+    assert re.search(r"\b1 of the 2\b", table), table  # 1 of the 2 combinations has a flipped pair
+    assert re.search(r"\branks 3 systems\b", table), table
     cells = [c.strip() for c in lines[0].strip("|").split("|")]
     assert cells[:4] == ["full-pooled ndcg@10", "without", "docid-desc", "WinoGrande"]
     assert cells[4:7] == ["3", "3", "2"]  # 3 systems, 3 flipped pairs, 2 of them in the expected value too
@@ -359,7 +352,7 @@ def test_readme_coverage_names_what_is_left_out_apart_from_what_is_still_running
     assert text.startswith("1 of ")
     left_out, pending = text.split(". Not yet computed", 1)
     # mpnet fp16 is named once, as left out with its cost, and not among the conditions still to compute
-    assert "Left out: all-mpnet-base-v2 fp16: all tasks (left out in this round: an estimated 1.4 CPU hours" in left_out
+    assert "all-mpnet-base-v2 fp16: all tasks" in left_out and "1.4 CPU hours" in left_out, left_out
     assert "all-mpnet-base-v2 fp16" not in pending
     assert "all-mpnet-base-v2 fp32, bf16, bf16+hps, int8, binary: all tasks;" in pending  # precisions joined
     assert "constant fp32: ARCChallenge, AlphaNLI, PIQA, SIQA, SpartQA, TempReasonL2Pure, TempReasonL3Pure;" in pending

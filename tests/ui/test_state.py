@@ -1,0 +1,26 @@
+"""ui.state.screen_query_params on its own: how many values a repeatable key keeps, and the notice that names
+unknown keys and counts unreadable ones."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ui import state
+
+
+@pytest.mark.parametrize("count, kept", [(state.MAX_VALUES_PER_KEY, True), (state.MAX_VALUES_PER_KEY + 1, False)])
+def test_a_repeatable_key_keeps_up_to_its_limit_of_values(count, kept):
+    values = [f"fam{i}" for i in range(count)]
+    accepted, notices = state.screen_query_params({"family": values})
+    assert (accepted.get("family") == values) is kept
+    assert (notices == []) is kept
+
+
+def test_unknown_keys_are_named_and_unreadable_ones_counted():
+    _, notices = state.screen_query_params({"zzz": ["1"], "bench": ["rar-b"]})
+    assert notices == ["Ignored 1 unknown URL parameter: `zzz`."]
+    _, notices = state.screen_query_params({"zzz": ["1"], "<b>": ["2"]})
+    (notice,) = notices
+    assert re.search(r"\b2 unknown URL parameters\b", notice) and "`zzz`" in notice, notice
+    assert re.search(r"\b1 unreadable\b", notice) and "<b>" not in notice, notice
