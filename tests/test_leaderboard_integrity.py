@@ -77,7 +77,7 @@ def test_csv_and_latex_carry_the_systems_that_miss_a_task_with_complete_false(tm
     assert rows["T1"].tolist() == [0.4, 0.3] and rows["n_tasks"].tolist() == [2, 1]
     code, out, _ = cli("--benchmark", "b", "--data", str(tmp_path), "--format", "latex")
     half = next(line for line in out.splitlines() if " half " in line)
-    assert code == 0 and half.startswith("-- & half & --") and " & no & 0.3000 & -- " in half
+    assert code == 0 and half.startswith("-- & -- & -- & half & --") and " & no & 0.3000 & -- " in half
     code, out, _ = cli("--benchmark", "b", "--data", str(tmp_path), "--format", "json")
     payload = json.loads(out)
     assert [r["system"] for r in payload["incomplete"]] == ["half"] and payload["incomplete"][0]["T1"] == 0.3
@@ -181,7 +181,7 @@ def test_r2med_is_ranked_by_the_mean_and_rar_b_by_g(tmp_path: Path):
     code, out, _ = cli("--benchmark", "r2med", "--data", str(tmp_path))
     said = next((line for line in out.splitlines() if "ranked by" in line), "")
     assert code == 0 and "ranked by mean" in said and "R2MED" in said, out
-    assert out.splitlines()[0].split()[:3] == ["rank", "system", "mean"]
+    assert out.splitlines()[0].split()[:5] == ["shared_rank", "rank_lo", "rank_hi", "system", "mean"]
     code, out, _ = cli("--benchmark", "r2med", "--data", str(tmp_path), "--aggregate", "g", "--format", "csv")
     assert pd.read_csv(io.StringIO(out))["system"].tolist() == ["y", "x"]
 

@@ -259,7 +259,8 @@ def test_derive_writes_what_is_missing_or_stale_and_removes_orphans(folder: Path
 def test_derive_warns_about_an_unreadable_file_and_writes_no_sums_for_it(folder: Path):
     (folder / "broken.parquet").write_bytes((folder / "gamma.parquet").read_bytes()[:-100] + b"PAR1")
     code, out, err = cli("derive", "--data", str(folder))
-    assert code == 0 and "wrote 2" in out
+    assert code == 1 and "wrote 2" in out and "1 unreadable" in out, "the others written; the broken one named"
+    assert f"unreadable: {folder / 'broken.parquet'}" in out and "broken.parquet" in err
     assert not (folder / "_derived" / "broken.sums.parquet").exists()
 
 

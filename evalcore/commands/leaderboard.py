@@ -23,11 +23,22 @@ if TYPE_CHECKING:  # pragma: no cover
 
 INSTRUCTION_CHOICES = {"with": True, "without": False, "any": None}
 AGGREGATE_NAMES = {"g": "G", "geometric": "G", "gmean": "G", "mean": "mean", "arithmetic": "mean", "avg": "mean"}
-SUMMARY = {  # ranking aggregate -> the summary columns shown, in order
-    "G": ["rank", "system", "G", "G_min", "G_max", "G_expected", "mean", "n_tasks", "complete"],
-    "mean": ["rank", "system", "mean", "mean_min", "mean_max", "mean_expected", "G", "n_tasks", "complete"],
+SUMMARY = {  # ranking aggregate -> the summary columns shown, in order (interval_* added by _with_interval)
+    "G": ["shared_rank", "rank_lo", "rank_hi", "system", "G", "interval_lo", "interval_hi", "interval_kind", "tier",
+          "G_min", "G_max", "G_expected", "combined_lo", "combined_hi", "combined_rank_lo", "combined_rank_hi",
+          "rank", "mean", "n_tasks", "complete"],
+    "mean": ["shared_rank", "rank_lo", "rank_hi", "system", "mean", "interval_lo", "interval_hi", "interval_kind",
+             "tier", "mean_min", "mean_max", "mean_expected", "combined_lo", "combined_hi", "combined_rank_lo",
+             "combined_rank_hi", "rank", "G", "n_tasks", "complete"],
 }
-SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected")
+SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected", "interval_lo",
+                 "interval_hi", "combined_lo", "combined_hi")
+INTEGER_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "tier", "combined_rank_lo", "combined_rank_hi", "rank")
+LATEX_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "system", "G", "mean", "interval_lo", "interval_hi", "tier",
+                 "n_tasks", "complete")
+INTERVAL_KIND = "tasks"
+"""What ``interval_lo``/``interval_hi`` resample: the benchmark's tasks (every row). ``combined_lo``/``_hi`` are
+the interval over queries joined with the tie range (rows with per-query results only)."""
 BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED"}
 SWAPS_LISTED = 5  # pairs named in the note; the rest are counted
 LATEX_SPECIALS = {
@@ -59,10 +70,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what ranks: G (geometric mean over tasks) or mean (arithmetic mean); default the "
                              "benchmark's own: G for RAR-b, mean for R2MED, G otherwise")
     parser.add_argument("--data", default=None, help="data directory (default $TIEBREAK_DATA or data)")
+    parser.add_argument("--seed", default=0, type=_whole("seed", 0, 2**31 - 1),
+                        help="seed of the resampling (default 0; the dashboard's URL key seed)")
+    parser.add_argument("--resamples", default=1000, type=_whole("resamples", 0, 100_000),
+                        help="resamples of the tasks (and of the queries where per-query results exist) behind "
+                             "the intervals, rank ranges and tiers; 0 = none (default 1000; URL key resamples)")
+    parser.add_argument("--level", default=0.95, type=_level,
+                        help="confidence level of intervals, rank ranges and tests (default 0.95; URL key level)")
+    parser.add_argument("--common-tasks", action="store_true",
+                        help="rank every system on the tasks all of them have (name some with --system), "
+                             "naming the tasks dropped (URL key common)")
+    parser.add_argument("--system", action="append", default=None, metavar="NAME",
+                        help="only this system (repeatable): the shown systems of a common-task ranking")
     parser.add_argument("--format", default="table", choices=("table", "csv", "latex", "json"))
     from evalcore.commands._candidate import add_candidate_arguments
 
     add_candidate_arguments(parser, required=False)
+
+
+def _whole(name: str, low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {name} {text!r}: expected a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"invalid {name} {value}: expected {low} to {high:,}")
+        return value
+    return parse
+
+
+def _level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid level {text!r}: expected a number such as 0.95") from None
+    if not 0.5 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"invalid level {value}: expected at least 0.5 and below 1")
+    return value
 
 
 def latex_escape(text: str) -> str:
@@ -76,7 +121,7 @@ def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
     import pandas as pd
 
     best = {c: np.nanmax(frame[c].to_numpy(dtype=float)) if frame[c].notna().any() else None for c in numeric_columns}
-    align = "".join("r" if c in numeric_columns or c in ("rank", "n_tasks") else "l" for c in frame.columns)
+    align = "".join("r" if c in numeric_columns or c in INTEGER_COLUMNS or c == "n_tasks" else "l" for c in frame.columns)
     lines = [f"\\begin{{tabular}}{{{align}}}", "\\toprule",
              " & ".join(latex_escape(c) for c in frame.columns) + " \\\\", "\\midrule"]
     for row in frame.itertuples(index=False, name=None):
@@ -182,6 +227,7 @@ def _notes(board: "Leaderboard", cond, policy_reason: str) -> list[str]:
     lines = [f"ranked by {board.ranked_by} ({AGGREGATES[board.ranked_by]}; {whose}); --aggregate {other} ranks "
              f"by the {AGGREGATES[other]}",
              f"tie policy of the values: {cond.tie_policy}{policy_reason}"]
+    lines += separability_lines(board)
     swaps = board.policy_swaps
     if swaps is None:
         lines.append("note: the order by expected values was not compared (too many systems with per-query data)")
@@ -196,6 +242,55 @@ def _notes(board: "Leaderboard", cond, policy_reason: str) -> list[str]:
         lines.append(f"note: the tie policy {cond.tie_policy} decides the order of {len(swaps)} pair(s) that "
                      f"expected values (over all orderings of tied documents) order the other way: {named}{more}")
     return lines
+
+
+def separability_lines(board: "Leaderboard") -> list[str]:
+    """What the table says of the board's uncertainty: the resampling, which adjacent differences are real,
+    the tiers and who could be first, and what the board stands on (common tasks, unreadable files)."""
+    lines = []
+    sampled = board.resampling
+    if board.common_tasks is not None:
+        common = board.common_tasks
+        lines.append(f"common-task ranking of {common.n_systems} systems on the {len(common.tasks)} tasks all of "
+                     f"them have ({', '.join(common.tasks) or 'none'}); dropped {len(common.dropped)}: "
+                     f"{', '.join(common.dropped) or 'none'}")
+    if sampled is not None and len(board.ranked):
+        ranked = board.ranked
+        percent = f"{sampled.level:.0%}"
+        lines.append(f"intervals and rank ranges over tasks: {sampled.resamples} paired resamples of the "
+                     f"{len(board.tasks)} tasks, seed {sampled.seed}, {percent} (interval_kind tasks); combined_* "
+                     "is the interval over queries joined with the tie range (per-query rows only)")
+        adjacent = board.adjacent
+        if adjacent is not None and len(adjacent):
+            kinds = adjacent["kind"].value_counts()
+            how = ", ".join(f"{int(kinds[k])} over {k}" for k in ("tasks", "queries") if k in kinds)
+            lines.append(f"{board.n_adjacent_differ} of {len(adjacent)} adjacent pairs differ at {percent} "
+                         f"(paired tests, Holm-adjusted; {how})")
+        first = ranked.loc[ranked["could_be_first"], "system"].tolist()
+        lines.append(f"could be #1 ({len(first)}): {', '.join(first[:8])}{' …' if len(first) > 8 else ''}; "
+                     f"{int(ranked['tier'].max())} tier(s)")
+    if board.declared_tasks is None and len(board.ranked):
+        lines.append("tasks: those present in the data (no benchmarks.json in the data folder declares them)")
+    if board.tasks_without_results:
+        lines.append(f"warning: declared task(s) with no results at all: {', '.join(board.tasks_without_results)}")
+    for note in board.notes:
+        lines.append(f"note: {note}")
+    return lines
+
+
+def _with_interval(board: "Leaderboard", frame: "pd.DataFrame") -> "pd.DataFrame":
+    """``frame`` (board rows) with interval_lo / interval_hi (the ranking aggregate's interval over tasks) and
+    interval_kind, whole-number rank columns."""
+    by = board.ranked_by
+    complete = frame["complete"].astype(bool)
+    frame = frame.assign(interval_lo=frame[f"{by}_task_lo"], interval_hi=frame[f"{by}_task_hi"],
+                         interval_kind=[INTERVAL_KIND if c and board.resampling else None for c in complete])
+    # a row with neither a bootstrap interval nor a tie range has no combined interval (the store's is its point)
+    known = frame[[f"{by}_lo", f"{by}_min"]].notna().any(axis=1)
+    frame[["combined_lo", "combined_hi"]] = frame[["combined_lo", "combined_hi"]].where(known)
+    for column in INTEGER_COLUMNS:
+        frame[column] = frame[column].where(complete).round().astype("Int64")
+    return frame
 
 
 def run(args: argparse.Namespace) -> int:
@@ -226,8 +321,8 @@ def run(args: argparse.Namespace) -> int:
     tie_policy, policy_reason = _resolve_tie_policy(conditions, args, metric, instruction)
     cond = Condition(benchmark=args.benchmark, metric=metric, setting=args.setting, instruction=instruction,
                      precision=args.precision, tie_policy=tie_policy)
-    board = store.leaderboard(cond, bootstrap=0 if candidate is None else CANDIDATE_BOOTSTRAP,
-                              aggregate=args.aggregate)
+    board = store.leaderboard(cond, systems=args.system, bootstrap=args.resamples, seed=args.seed,
+                              aggregate=args.aggregate, level=args.level, common_tasks=args.common_tasks)
     if board.ranked.empty and board.incomplete.empty:
         raise _no_results(store, cond, conditions)
     columns = SUMMARY[board.ranked_by] + board.tasks
@@ -235,24 +330,37 @@ def run(args: argparse.Namespace) -> int:
         return _print_with_candidate(board, cond, policy_reason, candidate, args.format,
                                      absent=_candidate_absent(cond, args))
     numeric = [c for c in columns if c in SCORE_COLUMNS] + board.tasks
+    rows = _with_interval(board, board.rows())[columns]
     if args.format == "json":
         def records(df):
             return json.loads(df.to_json(orient="records", double_precision=6))
         swaps = board.policy_swaps
+        n_ranked = len(board.ranked)
         print(json.dumps({"condition": cond.__dict__, "ranked_by": board.ranked_by, "tasks": board.tasks,
-                          "task_names": board.task_names, "ranked": records(board.ranked[columns]),
+                          "task_names": board.task_names, "ranked": records(rows.head(n_ranked)),
                           "incomplete": records(board.incomplete),
+                          "resampling": None if board.resampling is None else board.resampling.__dict__,
+                          "separability": _separability_record(board, records),
+                          "common_tasks": None if board.common_tasks is None else board.common_tasks.__dict__,
+                          "tasks_without_results": board.tasks_without_results, "notes": board.notes,
                           "zero_task_systems": board.zero_task_systems,
                           "policy_swaps": None if swaps is None else records(swaps)}, indent=2))
     elif args.format == "csv":
         from evalcore.csv_export import to_csv_text
 
-        sys.stdout.write(to_csv_text(board.rows()[columns], float_format="%.6g", lineterminator="\n"))
-    elif args.format == "latex":
-        print(_latex(board.rows()[columns], numeric))
+        sampled = board.resampling  # every row says how its intervals were resampled (the URL's keys)
+        rows = rows.assign(resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
+                           level=sampled.level if sampled else None)
+        sys.stdout.write(to_csv_text(rows, float_format="%.6g", lineterminator="\n"))
+    elif args.format == "latex":  # a paper's table: ranks, score, interval over tasks, tier
+        narrow = [c for c in columns if c in LATEX_COLUMNS or c in board.tasks]
+        print(_latex(rows[narrow], [c for c in numeric if c in narrow]))
+        for line in separability_lines(board):
+            print(f"% {line}")
     else:
         with np.errstate(invalid="ignore"):
-            print(board.ranked[columns].to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
+            print(rows.head(len(board.ranked)).to_string(index=False, float_format=lambda v: f"{v:.4f}",
+                                                         na_rep="-"))
         print()
         for line in _notes(board, cond, policy_reason):
             print(line)
@@ -265,6 +373,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _separability_record(board: "Leaderboard", records) -> dict | None:
+    """The JSON's separability headline: how many adjacent pairs differ, each pair's test, who could be #1."""
+    if board.adjacent is None:
+        return None
+    ranked = board.ranked
+    return {"n_adjacent_differ": board.n_adjacent_differ, "n_adjacent": int(len(board.adjacent)),
+            "level": board.resampling.level, "adjustment": "holm", "adjacent": records(board.adjacent),
+            "could_be_first": ranked.loc[ranked["could_be_first"], "system"].tolist(),
+            "n_tiers": int(ranked["tier"].max()) if len(ranked) else 0}
+
+
 CANDIDATE_BOOTSTRAP = 1000  # resamples of the intervals shown with a candidate
 CANDIDATE_MARK = "<<"
 
@@ -273,8 +392,9 @@ def _candidate_columns(board: "Leaderboard") -> list[str]:
     """The columns of a board with a candidate: its aggregate's point, tie range and expected value, the
     bootstrap interval, the rank interval and the shared rank, then the tasks."""
     by = board.ranked_by
-    return (["rank", "system", by, f"{by}_expected", f"{by}_min", f"{by}_max", f"{by}_lo", f"{by}_hi", "rank_lo",
-             "rank_hi", "shared_rank", "n_tasks"] + board.tasks)
+    return (["rank", "system", by, f"{by}_expected", f"{by}_min", f"{by}_max", f"{by}_lo", f"{by}_hi",
+             "combined_rank_lo", "combined_rank_hi", "combined_shared_rank", "shared_rank", "rank_lo", "rank_hi",
+             f"{by}_task_lo", f"{by}_task_hi", "tier", "n_tasks"] + board.tasks)
 
 
 def _candidate_absent(cond, args) -> str:
@@ -304,7 +424,8 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
 
     columns = _candidate_columns(board)
     frame = board.rows()[columns]
-    for column in ("rank_lo", "rank_hi", "shared_rank"):  # whole ranks (NaN without per-query data)
+    for column in ("combined_rank_lo", "combined_rank_hi", "combined_shared_rank", "shared_rank", "rank_lo",
+                   "rank_hi", "tier"):  # whole ranks (NaN where not known)
         frame[column] = frame[column].round().astype("Int64")
     is_candidate = (frame["system"] == name).to_numpy()
     if fmt == "json":
@@ -331,11 +452,12 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
     ranked = board.ranked[board.ranked["system"] == name]
     if len(ranked):
         row = ranked.iloc[0]
-        print(f"{CANDIDATE_MARK} {name}: rank {int(row['rank'])} of {len(board.ranked)} (rank interval "
-              f"{_rank(row['rank_lo'])}-{_rank(row['rank_hi'])}, shared rank {_rank(row['shared_rank'])}); {by} "
-              f"{row[by]:.4f}, expected {row[f'{by}_expected']:.4f}, tie range [{row[f'{by}_min']:.4f}, "
-              f"{row[f'{by}_max']:.4f}], bootstrap 95% [{row[f'{by}_lo']:.4f}, {row[f'{by}_hi']:.4f}] "
-              f"({board.bootstrap} resamples)")
+        print(f"{CANDIDATE_MARK} {name}: rank {int(row['rank'])} of {len(board.ranked)} (rank interval over "
+              f"queries and ties {_rank(row['combined_rank_lo'])}-{_rank(row['combined_rank_hi'])}, shared rank "
+              f"{_rank(row['combined_shared_rank'])}; over tasks {_rank(row['rank_lo'])}-{_rank(row['rank_hi'])}, "
+              f"tier {_rank(row['tier'])}); {by} {row[by]:.4f}, expected {row[f'{by}_expected']:.4f}, tie range "
+              f"[{row[f'{by}_min']:.4f}, {row[f'{by}_max']:.4f}], bootstrap 95% [{row[f'{by}_lo']:.4f}, "
+              f"{row[f'{by}_hi']:.4f}] ({board.bootstrap} resamples)")
     else:
         reason = board.incomplete.loc[board.incomplete["system"] == name, "reason"]
         print(f"{CANDIDATE_MARK} {name}: " + (f"not ranked ({reason.iloc[0]})" if len(reason) else absent))

@@ -327,7 +327,7 @@ class Store:
 
     def _board_notes(self, declared: list[str] | None) -> list[str]:
         """What a board must say of the data it stands on: files that could not be read, a task manifest that
-        could not be used or does not declare this board's tasks."""
+        could not be used (a board whose tasks no manifest declares says so by ``declared_tasks`` None)."""
         notes = []
         unreadable = [item for item in self.skipped if item.path != self._manifest.path]
         if unreadable:
@@ -337,9 +337,6 @@ class Store:
         if self._manifest.problem:
             notes.append(f"{self._manifest.path}: {self._manifest.problem}; the tasks present in the data are "
                          "the board's tasks")
-        elif declared is None:
-            notes.append(f"no task manifest ({manifest.FILE_NAME}) declares this benchmark's tasks for this "
-                         "setting: the board ranks over the tasks present in the data")
         return notes
 
     @staticmethod

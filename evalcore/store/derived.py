@@ -425,8 +425,14 @@ def derive(folder: Path, only: list[Path] | None = None, check: bool = False) ->
 
     folder = Path(folder)
     files = sorted(Path(p) for p in only) if only is not None else catalogue.walk_parquet(folder, runs=False)[0]
-    sources = [path for path in files if catalogue.classify(path)[0] == catalogue.QUERY_METRICS]
     report = DeriveReport([], [], [], [])
+    sources = []
+    for path in files:
+        kind, reason, _ = catalogue.classify(path)
+        if kind == catalogue.QUERY_METRICS:
+            sources.append(path)
+        elif kind is None and reason.startswith("unreadable"):  # it may have held per-query rows: say so
+            report.unreadable.append((path, reason))
     stale: list[tuple[Path, SourceVersion, FileStat]] = []
     for source in sources:
         try:
