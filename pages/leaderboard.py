@@ -10,13 +10,14 @@ from ui import charts, data, glossary, hints, screen, sidebar, state, tables, up
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, and **R2MED "
-    "by the mean** (its site's “Avg”); the other stays selectable. Tied scores make a run's order ambiguous, so "
-    "where per-query results exist every score comes with its **tie range** [min, max] over all orderings of "
-    "tied documents and a 95% **bootstrap interval**, and every rank with the ranks both allow: systems whose "
-    "intervals overlap share a rank. Hover a column header for its definition, or open the "
-    f"{glossary.link('shared-rank', 'Glossary')}.")
+    "by the mean** (its site's “Avg”); the other stays selectable. Every row has an **interval over tasks** — how "
+    "far its score would move had the benchmark drawn other tasks like these — and the **rank range** it allows; "
+    "systems not told apart share a rank and a **tier**. Where per-query results exist, the **tie range** "
+    "[min, max] over all orderings of tied documents and a bootstrap interval over queries stand beside it. "
+    f"Hover a column header for its definition, or open the {glossary.link('shared-rank', 'Glossary')}.")
 CHARTS = {"intervals": "Top systems with their intervals", "size": "Performance vs model size", "none": "None"}
-BANDS = ("95% bootstrap interval", "#93c5fd", 10), ("tie range [min, max]", "#f97316", 4)
+BANDS = (("interval over tasks", "#cbd5e1", 14), ("bootstrap interval over queries", "#93c5fd", 8),
+         ("tie range [min, max]", "#f97316", 4))
 
 
 def render() -> None:
@@ -33,8 +34,10 @@ def render() -> None:
     show_borda = state.flag("borda", "Show Borda count", False, where=right,
                             help="The Borda column: always shown when the rows are in Borda count order.") \
         or order == "borda"
+    resamples, seed, level, common = _resampling_controls(view)
     board = data.leaderboard(view.data, cond, systems=view.systems,
-                             aggregate=boards.aggregate_for(order, cond.benchmark))
+                             aggregate=boards.aggregate_for(order, cond.benchmark), bootstrap=resamples, seed=seed,
+                             level=level, common_tasks=common)
     hints.condition_line(view)
     upload.board_line(board, cond)  # the visitor's own run (Evaluate your run), if this session holds one
     if board.ranked.empty and board.incomplete.empty:
@@ -47,9 +50,15 @@ def render() -> None:
     # precision kinds live in per-query files only: published boards (the first visit's) need not read them
     kinds = boards.kinds_of(data.precision_kinds(view.data) if sidebar.has_query_data(view.conditions(), cond)
                             else None, cond)
+    for line in boards.data_lines(board):
+        st.warning(line, icon=":material/report:")
+    common_line = boards.common_tasks_line(board)
+    if common_line:
+        st.info(common_line, icon=":material/join_inner:")
     if board.ranked.empty:
         st.warning(f"No system has results for every task of this benchmark, so none can be ranked by "
-                   f"{board.ranked_by}.")
+                   f"{board.ranked_by}" + ("" if common else ": rank the shown systems on the tasks all of them "
+                                           "have (“Rank on common tasks” above)") + ".")
     else:
         _headline(board, order, pointer, cond.benchmark)
         _notices(board, view, kinds, g_shown=board.ranked_by == "G" or show_other)
@@ -63,20 +72,47 @@ def render() -> None:
     _incomplete(board)
 
 
+def _resampling_controls(view) -> tuple[int, int, float, bool]:
+    """The resampling's resamples, seed and level (in a popover: part of the URL, so a link reproduces the
+    ranges) and whether to rank on the tasks all shown systems have."""
+    left, right = st.columns([2, 2])
+    common = state.flag("common", "Rank on common tasks", False, where=right, help=glossary.tip(
+        "common-tasks", before="Rank the shown systems (use the sidebar filters) on the tasks all of them have."))
+    with left.popover("Resampling", icon=":material/casino:"):
+        resamples = int(state.select("resamples", "Resamples", [str(n) for n in boards.RESAMPLES], "1000",
+                                     format_func=lambda n: f"{int(n):,}", always=False,
+                                     help="Paired resamples of the tasks (and of the queries where per-query "
+                                          "results exist) behind every interval, rank range and tier."))
+        level = float(state.select("level", "Confidence level", list(boards.LEVELS), "0.95",
+                                   format_func=lambda v: f"{float(v):.0%}", always=False,
+                                   help="Of the intervals, rank ranges, tiers and tests."))
+        seed = int(state.select("seed", "Seed", list(boards.SEEDS), "0", always=False,
+                                help="The same seed gives the same resamples: a shared link shows the same ranges."))
+    return resamples, seed, level, common
+
+
 def _headline(board, order: str, pointer: boards.Pointer, benchmark: str) -> None:
     agg = board.ranked_by
     rows = boards.ordered(board, order)
     top = rows.iloc[0]
     with_data = int(board.ranked["has_query_data"].sum())
-    cols = st.columns(4)
+    first = boards.could_be_first(board)
+    cols = st.columns(5)
     cols[0].metric("Systems ranked", f"{len(board.ranked)}")
     leader = f"Top {agg}" if order != "borda" else f"{agg[0].upper()}{agg[1:]} of the Borda leader"  # "Mean of …"
     cols[1].metric(leader, f"{top[agg]:.4f}", help=f"{agg} of the first row in the current order.")
-    cols[2].metric("With per-query results", f"{with_data} of {len(board.ranked)}", help=glossary.tip(
-        "task-level-only", before="Only these have a tie range, a bootstrap interval and a rank interval."))
-    cols[3].metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
+    if board.adjacent is not None:
+        cols[2].metric("Adjacent pairs that differ", f"{board.n_adjacent_differ} of {len(board.adjacent)}",
+                       help=glossary.tip("separable"))
+        cols[3].metric("Could be #1", f"{len(first)}", help=glossary.tip("could-be-first"))
+    cols[4].metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
     st.markdown(f"{'Top system' if order != 'borda' else 'Borda leader'}: **{hints.safe_text(top['system'])}**")
-    st.caption(boards.ranking_line(board, benchmark, order))
+    line = boards.separability_line(board)
+    if line:
+        could = words.listed([hints.safe_text(name) for name in first], 5)
+        st.markdown(line + f" Could be #1: {could}." if first else line)
+    st.caption(boards.ranking_line(board, benchmark, order) + f" · intervals over tasks: "
+               f"{boards.resampling_words(board)} · with per-query results: {with_data} of {len(board.ranked)}")
     _pointer_line(board, pointer, with_data)
 
 
@@ -167,12 +203,13 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
     agg = board.ranked_by
     rows = boards.ordered(board, order)
     shown = rows.head(boards.CHART_ROWS)
-    with_intervals = bool(shown[[f"{agg}_lo", f"{agg}_min"]].notna().any().any())
+    with_intervals = bool(shown[[f"{agg}_task_lo", f"{agg}_lo", f"{agg}_min"]].notna().any().any())
     what = f"{agg} with its intervals" if with_intervals else agg  # no "with its intervals" over dots only
     st.subheader(f"Top {len(shown)}: {what}" if order != "borda" else f"First {len(shown)} by Borda count: {what}")
-    bands = [charts.Band(f"{agg}_lo", f"{agg}_hi", *BANDS[0]), charts.Band(f"{agg}_min", f"{agg}_max", *BANDS[1])]
-    notes = shown.apply(lambda r: f"rank {int(r['shared_rank'])}, rank range {boards.ranks_text(r)}", axis=1)
-    st.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes,
+    bands = [charts.Band(f"{agg}_task_lo", f"{agg}_task_hi", *BANDS[0]),
+             charts.Band(f"{agg}_lo", f"{agg}_hi", *BANDS[1]), charts.Band(f"{agg}_min", f"{agg}_max", *BANDS[2])]
+    notes = shown.apply(lambda r: f"rank {int(r['shared_rank'])}, rank range (tasks) {boards.ranks_text(r)}", axis=1)
+    st.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes, groups=boards.tier_labels(shown),
                                aria_label=f"{agg} of the top {len(shown)} systems with their intervals"))
     if not with_intervals:
         st.caption(f"These systems have {boards.TASK_LEVEL_ONLY}: no interval can be drawn"
@@ -205,7 +242,7 @@ def _size_chart(board, view) -> None:
         return
     import plotly.graph_objects as go
 
-    front = sized[charts.pareto_front(sized["n_parameters"].tolist(), sized[agg].tolist())]
+    front = sized[boards.real_front(board, sized)]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=sized["n_parameters"], y=sized[agg], mode="markers", name="system",
                              text=sized["system"], marker=dict(size=9, color="#64748b"),
@@ -214,9 +251,9 @@ def _size_chart(board, view) -> None:
     # plot's edge; the caption below says which number is which system
     labels = [str(i) for i in range(1, len(front) + 1)]
     places = charts.apart_labels(front["n_parameters"].tolist())
-    fig.add_trace(go.Scatter(x=front["n_parameters"], y=front[agg], mode="lines+markers+text", name="Pareto front",
+    fig.add_trace(go.Scatter(x=front["n_parameters"], y=front[agg], mode="markers+text", name="Pareto front",
                              text=labels, customdata=front["system"], textposition=places,
-                             line=dict(color="#0d9488", shape="hv"), marker=dict(size=10, color="#0d9488"),
+                             marker=dict(size=10, color="#0d9488"),
                              hovertemplate=f"%{{customdata}}<br>%{{x:.3s}} parameters<br>{agg} %{{y:.4f}}"
                                            "<extra></extra>"))
     fig.update_layout(xaxis=dict(type="log", title="parameters (log scale)"), yaxis_title=agg, height=420,
@@ -224,7 +261,8 @@ def _size_chart(board, view) -> None:
     charts.draw(fig)
     st.caption("Pareto front (smallest to largest): " + ", ".join(
         f"**{i}** {hints.safe_text(s)}" for i, s in enumerate(front["system"], start=1))
-        + f". No smaller system beats them on {agg}.")
+        + f". No system of no larger size is surely better on {agg} (the rank ranges' simultaneous comparison "
+        "over tasks); a system only a little below a smaller one stays on the front.")
     if unknown or sizeless:
         st.caption("Not plotted: " + "; ".join(
             f"{why}: {', '.join(hints.safe_text(s) for s in names)}"
@@ -237,10 +275,14 @@ def _incomplete(board) -> None:
         return
     st.subheader(f"Not ranked ({len(board.incomplete)})")
     st.markdown(f"These systems lack a result for at least one task of this benchmark. {board.ranked_by} over a "
-                "different set of tasks is not comparable, so they are listed apart (the downloads include them).")
-    table = board.incomplete.assign(missing_tasks=board.incomplete["missing_tasks"].map(lambda v: ", ".join(map(str, v))))
+                "different set of tasks is not comparable, so they are listed apart (the downloads include them). "
+                "To rank some of them, filter the board to them and tick **Rank on common tasks**: every shown "
+                "system is then ranked on the tasks all of them have.")
+    n_board = len(board.declared_tasks or board.tasks)
+    table = board.incomplete.assign(missing_tasks=board.incomplete["missing_tasks"].map(lambda v: ", ".join(map(str, v))),
+                                    n_tasks=boards.coverage_texts(board.incomplete, n_board))
     st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "system": "System", "n_tasks": tables.number("Tasks with results", 0),
+        "system": "System", "n_tasks": st.column_config.TextColumn("Tasks with results"),
         "missing_tasks": "Missing tasks", "reason": "Reason"})
 
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from evalcore.aggregate import AGGREGATES, geometric_mean, official_aggregate
 from evalcore.model_names import same_model_groups
+from evalcore.separability import real_pareto_front
 from evalcore.store import Condition, Leaderboard
-from ui import data, glossary, hints, state, tables, words
+from ui import charts, data, glossary, hints, state, tables, words
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
@@ -22,9 +24,9 @@ ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Bord
 rows (the ranks stay those of the benchmark's own aggregate)."""
 AGGREGATE_OF = {"g": "G", "mean": "mean"}
 TASK_LEVEL_ONLY = "task-level scores only"
-TASK_LEVEL_CELL = "task-level only"
-"""What an Interval cell says of a row with task-level scores only: the sentence's words were cut to "task-level
-score" in the column's 96 px (its width is set for a phone; the column's help says it in full)."""
+NO_QUERY_DATA = "—"
+"""What a queries + ties cell shows for a row with task-level scores only (its interval and rank range over
+tasks stand beside it)."""
 CHART_ROWS = 15
 PHONE_WIDTHS = (44, 150, 60, 96)
 """Pixel widths of the first four columns (rank, system, score, interval) on a phone: together (350 px) they fit
@@ -32,7 +34,8 @@ its screen (390 px wide, less the page's margins), so they show without scrollin
 SCREEN_WIDTHS = (44, 300, 60, 130)
 """The same on a wider screen: 300 px hold a system name of ~42 characters (most names are 20–40, e.g.
 ``Alibaba-NLP/gte-Qwen2-7B-instruct``; at a phone's 150 px four in five were cut), 130 px an interval's words."""
-INTEGER_COLUMNS = ("shared_rank", "rank", "rank_lo", "rank_hi", "n_tasks")
+INTEGER_COLUMNS = ("shared_rank", "rank", "rank_lo", "rank_hi", "n_tasks", "tier", "combined_rank_lo",
+                   "combined_rank_hi", "combined_shared_rank")
 
 
 def benchmark_name(benchmark: str) -> str:
@@ -68,26 +71,30 @@ def ranking_line(board: Leaderboard, benchmark: str, order: str = "") -> str:
     ranks = board.ranked
     shared = ("rank_lo" in ranks and ranks["rank_lo"].notna().any()
               and (ranks["shared_rank"] != ranks["rank"]).any())
-    why = (" · **Rank** is shared: 1 + the systems surely better (their whole interval above), so systems whose "
-           f"intervals overlap share it; “Rank by {board.ranked_by}” orders the point values" if shared else "")
+    why = (" · **Rank** is shared: 1 + the systems surely better over tasks (a simultaneous 95% comparison), so "
+           f"systems not told apart share it; “Rank by {board.ranked_by}” orders the point values" if shared else "")
+    declared = "" if board.declared_tasks is not None else " · tasks: those present in the data (no manifest)"
     return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}){rows}{why} · tie policy of "
-            f"the oblivious values: `{board.tie_policy}`")
+            f"the oblivious values: `{board.tie_policy}`{declared}")
 
 
 # -------------------------------------------------------------------------------------------- per row
 def interval_text(row: pd.Series, agg: str) -> str:
+    """The interval over queries joined with the tie range, in words (:data:`NO_QUERY_DATA` without either)."""
     boot = pd.notna(row.get(f"{agg}_lo")) and pd.notna(row.get(f"{agg}_hi"))
     ties = pd.notna(row.get(f"{agg}_min")) and pd.notna(row.get(f"{agg}_max"))
     if not (boot or ties):
-        return TASK_LEVEL_CELL
+        return NO_QUERY_DATA
     text = tables.interval_words(row["combined_lo"], row["combined_hi"])
     return text if boot and ties else text + (" (ties only)" if ties else " (no tie range)")
 
 
-def ranks_text(row: pd.Series) -> str:
-    lo, hi = row.get("rank_lo"), row.get("rank_hi")
+def ranks_text(row: pd.Series, prefix: str = "") -> str:
+    """A rank range in words: "3–9", "1 (robust)"; :data:`NO_QUERY_DATA` where unknown. ``prefix`` picks the
+    kind: "" over tasks, "combined_" over queries and ties."""
+    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
     if pd.isna(lo) or pd.isna(hi):
-        return "not known"
+        return NO_QUERY_DATA
     return f"{int(lo)} (robust)" if lo == hi else f"{int(lo)}–{int(hi)}"
 
 
@@ -104,20 +111,36 @@ def interval_texts(rows: pd.DataFrame, agg: str) -> pd.Series:
     boot, ties = _known(rows, f"{agg}_lo", f"{agg}_hi"), _known(rows, f"{agg}_min", f"{agg}_max")
     lo = rows["combined_lo"].tolist() if "combined_lo" in rows else [None] * len(rows)
     hi = rows["combined_hi"].tolist() if "combined_hi" in rows else [None] * len(rows)
-    texts = [TASK_LEVEL_CELL if not (b or t) else tables.interval_words(a, z)
+    texts = [NO_QUERY_DATA if not (b or t) else tables.interval_words(a, z)
              + ("" if b and t else (" (ties only)" if t else " (no tie range)"))
              for b, t, a, z in zip(boot, ties, lo, hi)]
     return pd.Series(texts, index=rows.index, dtype=object)
 
 
-def ranks_texts(rows: pd.DataFrame) -> pd.Series:
+def task_interval_texts(rows: pd.DataFrame, agg: str) -> pd.Series:
+    """Each row's interval of ``agg`` over tasks in words (rounded outwards), "—" where none was computed."""
+    lo_column, hi_column = f"{agg}_task_lo", f"{agg}_task_hi"
+    known = _known(rows, lo_column, hi_column)
+    lo = rows[lo_column].tolist() if lo_column in rows else [None] * len(rows)
+    hi = rows[hi_column].tolist() if hi_column in rows else [None] * len(rows)
+    return pd.Series([tables.interval_words(a, z) if k else "—" for k, a, z in zip(known, lo, hi)],
+                     index=rows.index, dtype=object)
+
+
+def ranks_texts(rows: pd.DataFrame, prefix: str = "") -> pd.Series:
     """:func:`ranks_text` of every row, column-wise."""
-    known = _known(rows, "rank_lo", "rank_hi")
-    lo = rows["rank_lo"].tolist() if "rank_lo" in rows else [None] * len(rows)
-    hi = rows["rank_hi"].tolist() if "rank_hi" in rows else [None] * len(rows)
-    texts = ["not known" if not k else (f"{int(a)} (robust)" if a == z else f"{int(a)}–{int(z)}")
+    lo_column, hi_column = f"{prefix}rank_lo", f"{prefix}rank_hi"
+    known = _known(rows, lo_column, hi_column)
+    lo = rows[lo_column].tolist() if lo_column in rows else [None] * len(rows)
+    hi = rows[hi_column].tolist() if hi_column in rows else [None] * len(rows)
+    texts = [NO_QUERY_DATA if not k else (f"{int(a)} (robust)" if a == z else f"{int(a)}–{int(z)}")
              for k, a, z in zip(known, lo, hi)]
     return pd.Series(texts, index=rows.index, dtype=object)
+
+
+def coverage_texts(rows: pd.DataFrame, n_board_tasks: int) -> pd.Series:
+    """Each row's task coverage, "k of n" (n: the board's tasks)."""
+    return rows["n_tasks"].map(lambda k: f"{int(k)} of {n_board_tasks}" if pd.notna(k) else "—").astype(object)
 
 
 def _yes_no(value) -> str:
@@ -161,9 +184,9 @@ def ordered(board: Leaderboard, order: str) -> pd.DataFrame:
 
 def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, show_other: bool,
           show_borda: bool) -> pd.DataFrame:
-    """The table the page shows: rank (shared), system, score, its combined interval and rank interval as
-    words first (what a phone shows without scrolling), then the numbers behind them, metadata and the task
-    columns."""
+    """The table the page shows: rank (shared, over tasks), system, score, its interval and rank range over tasks
+    and its tier as words first (what a phone shows without scrolling), then the interval and rank range over
+    queries and ties (rows with per-query results), the numbers behind them, metadata and the task columns."""
     agg = board.ranked_by
     other = "mean" if agg == "G" else "G"
     rows = ordered(board, order)
@@ -171,12 +194,21 @@ def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, 
         "shared_rank": rows["shared_rank"].astype("int64"),
         "system": rows["system"],
         agg: rows[agg],
-        "interval": interval_texts(rows, agg),
+        "interval": task_interval_texts(rows, agg),
         "ranks": ranks_texts(rows),
+        "tier": rows["tier"].astype("int64"),
+        "combined": interval_texts(rows, agg),
+        "combined_ranks": ranks_texts(rows, "combined_"),
     }, index=rows.index)
+    if not rows["tier"].gt(0).any():  # no resampling asked for: no tiers to show
+        shown = shown.drop(columns="tier")
+    if not rows["has_query_data"].any():  # a board of task-level rows only: the queries + ties columns are empty
+        shown = shown.drop(columns=["combined", "combined_ranks"])
     numbers = [f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
-    numbers += ([other] if show_other else []) + (["borda"] if show_borda else []) + ["n_tasks"]
-    shown = pd.concat([shown, rows[numbers], _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
+    numbers += ([other] if show_other else []) + (["borda"] if show_borda else [])
+    coverage = pd.DataFrame({"coverage": coverage_texts(rows, len(board.declared_tasks or board.tasks))},
+                            index=rows.index)
+    shown = pd.concat([shown, rows[numbers], coverage, _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
     shown = shown.dropna(axis=1, how="all").reset_index(drop=True)
     if "license" in shown:  # as "Open weights" beside it says: not a grey "None"
         shown["license"] = shown["license"].astype(object).where(shown["license"].notna(), "unknown")
@@ -189,18 +221,26 @@ def column_config(board: Leaderboard, phone: bool = False) -> dict:
     agg = board.ranked_by
     number, tip = tables.number, glossary.tip
     rank_width, system_width, score_width, interval_width = PHONE_WIDTHS if phone else SCREEN_WIDTHS
+    level = f"{board.resampling.level:.0%}" if board.resampling else "95%"
     config = {
         "shared_rank": number("Rank", 0, width=rank_width, pinned=True, help=tip("shared-rank")),
         "system": st.column_config.TextColumn("System", pinned=True, width=system_width),
         agg: number(agg, width=score_width, help=tip("g" if agg == "G" else "mean", "oblivious")),
-        "interval": st.column_config.TextColumn("Interval", width=interval_width, help=tip(
-            "combined-interval", "task-level-only", before="Hull of the 95% bootstrap interval and the tie range.")),
-        "ranks": st.column_config.TextColumn("Rank range", help=tip("rank-interval")),
+        "interval": st.column_config.TextColumn("Interval (tasks)", width=interval_width, help=tip(
+            "task-interval", before=f"{level} interval of {agg} over tasks: how far it would move on other tasks "
+                                    "like these.")),
+        "ranks": st.column_config.TextColumn("Rank range (tasks)", help=tip("rank-interval")),
+        "tier": number("Tier", 0, width="small", help=tip("tier")),
+        "combined": st.column_config.TextColumn("Interval (queries + ties)", help=tip(
+            "combined-interval", "task-level-only",
+            before="Rows with per-query results: hull of the bootstrap interval over queries and the tie range.")),
+        "combined_ranks": st.column_config.TextColumn("Rank range (queries + ties)", help=tip(
+            "combined-rank-range")),
         f"{agg}_min": number(f"{agg} min", help=tip("tie-range")),
         f"{agg}_max": number(f"{agg} max", help=tip("tie-range")),
         f"{agg}_expected": number(f"{agg} expected", help=tip("expected")),
-        f"{agg}_lo": number("95% lo", help=tip("bootstrap")),
-        f"{agg}_hi": number("95% hi", help=tip("bootstrap")),
+        f"{agg}_lo": number("95% lo (queries)", help=tip("bootstrap")),
+        f"{agg}_hi": number("95% hi (queries)", help=tip("bootstrap")),
         "rank": number(f"Rank by {agg}", 0, help=f"Competition rank of the point values of {agg} (1, 2, 2, 4), "
                        "ignoring ties and sampling."),
         "mean": number("Mean", help=tip("mean")),
@@ -208,7 +248,8 @@ def column_config(board: Leaderboard, phone: bool = False) -> dict:
         # half points only where a task has tied scores: "723", not "723.0", when every total is whole
         "borda": number("Borda", 1 if (board.ranked.get("borda", pd.Series(dtype=float)) % 1 != 0).any() else 0,
                         help=tip("borda")),
-        "n_tasks": number("Tasks", 0, width="small"),
+        "coverage": st.column_config.TextColumn("Tasks", width="small", help="Tasks with a result, of the "
+                                                "benchmark's tasks for this setting."),
         "precision_kind": st.column_config.TextColumn("Precision kind", help=tip("precision-kind")),
         "n_parameters": st.column_config.NumberColumn("Parameters", format="compact"),
         "license": st.column_config.TextColumn("Licence"),
@@ -237,8 +278,11 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order:
     with every number of the board, its metadata and its source: what the CSV holds."""
     agg = board.ranked_by
     rows = rows_in_order(board, order)
-    first = ["shared_rank", "rank_lo", "rank_hi", "system", agg, "combined_lo", "combined_hi", f"{agg}_min",
-             f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
+    first = ["shared_rank", "rank_lo", "rank_hi", "system", agg, "interval_lo", "interval_hi", "interval_kind",
+             "tier", "could_be_first", "combined_lo", "combined_hi", "combined_rank_lo", "combined_rank_hi",
+             f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
+    rows = rows.assign(interval_lo=rows[f"{agg}_task_lo"], interval_hi=rows[f"{agg}_task_hi"],
+                       interval_kind=rows[f"{agg}_task_lo"].notna().map({True: "tasks", False: None}))
     rest = [c for c in rows.columns if c not in first and c not in board.tasks]
     rows = rows.copy()
     # a row with neither a bootstrap interval nor a tie range has no interval: the store's combined interval is its
@@ -247,6 +291,9 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order:
         _known(rows, f"{agg}_min", f"{agg}_max"), index=rows.index)
     rows[["combined_lo", "combined_hi"]] = rows[["combined_lo", "combined_hi"]].where(known)
     frame = pd.concat([rows[first + rest], _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
+    sampled = board.resampling
+    frame = frame.assign(resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
+                         level=sampled.level if sampled else None)
     return tables.with_integer_columns(frame, INTEGER_COLUMNS)
 
 
@@ -264,13 +311,14 @@ def latex_rows(board: Leaderboard, order: str = "g", top: int | None = None) -> 
     if top is not None:
         rows = rows[rows["complete"].astype(bool) & (rows["shared_rank"] <= top)].reset_index(drop=True)
     complete = rows["complete"].astype(bool)
-    interval = interval_texts(rows, agg).where(complete, "")
+    interval = task_interval_texts(rows, agg).where(complete, "")
     ranks = ranks_texts(rows).where(complete, "not ranked")
     frame = pd.DataFrame({"Rank": rows["shared_rank"], "System": rows["system"], agg: rows[agg],
-                          "Interval": interval, "Rank range": ranks, "Tasks": rows["n_tasks"]})
+                          "Interval (tasks)": interval, "Rank range (tasks)": ranks,
+                          "Tier": rows["tier"].where(complete), "Tasks": rows["n_tasks"]})
     if order == "borda":
         frame.insert(2, "Borda", rows["borda"])
-    return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("Rank", "Tasks"))
+    return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("Rank", "Tier", "Tasks"))
 
 
 def top_words(board: Leaderboard, top: int) -> str:
@@ -426,9 +474,9 @@ def lifted_line(board: Leaderboard, limit: int = 4) -> str | None:
     one = len(lifted) == 1
     its, it = ("its", "it") if one else ("their", "they")
     return (f"Ties alone can lift {words.counted(len(lifted), 'system')} past others — with every tie broken in "
-            f"{its} favour: " + "; ".join(parts) + more + f". Nothing surely beats {'it' if one else 'them'}, so "
-            f"{its} shared **Rank** is that high; {its} Rank range shows how far {it} may fall. "
-            f"{glossary.link('tie-range', 'What a tie range is')}.")
+            f"{its} favour: " + "; ".join(parts) + more + f". Over queries and ties nothing surely beats "
+            f"{'it' if one else 'them'}: {its} **Rank range (queries + ties)** starts that high and shows how far "
+            f"{it} may fall. {glossary.link('tie-range', 'What a tie range is')}.")
 
 
 def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
@@ -490,3 +538,85 @@ def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int
         groups.append(f"{kind_words.get(kind, kind)} ({kind}): {shown}")
     return (f"“{cond.precision}” means different things on this board — " + "; ".join(groups)
             + f". {glossary.link('precision-kind', 'Precision kinds')}.")
+
+
+# -------------------------------------------------------------------------------------------- uncertainty
+RESAMPLES = (200, 500, 1000, 2000, 5000)
+LEVELS = ("0.9", "0.95", "0.99")
+SEEDS = tuple(str(seed) for seed in range(100))
+"""The Leaderboard's resampling choices (URL keys ``resamples``, ``level``, ``seed``): a copied link reproduces
+the same intervals, rank ranges and tiers."""
+
+
+def resampling_words(board: Leaderboard) -> str:
+    """"1,000 resamples of 17 tasks · seed 0 · 95%": what the intervals over tasks were computed with."""
+    sampled = board.resampling
+    if sampled is None:
+        return "no resampling"
+    return (f"{sampled.resamples:,} resamples of {words.counted(len(board.tasks), 'task')} · seed {sampled.seed} · "
+            f"{sampled.level:.0%}")
+
+
+def separability_line(board: Leaderboard) -> str | None:
+    """The headline "N of M adjacent pairs differ at 95%" with how they were tested; None without tests."""
+    adjacent = board.adjacent
+    if adjacent is None or adjacent.empty:
+        return None
+    kinds = adjacent["kind"].value_counts()
+    how = " and ".join(f"{int(kinds[k])} over {k}" for k in ("tasks", "queries") if k in kinds)
+    level = f"{board.resampling.level:.0%}"
+    return (f"**{board.n_adjacent_differ} of {len(adjacent)}** adjacent pairs differ at {level} (paired tests, "
+            f"Holm-adjusted; {how}). {glossary.link('separable', 'What this means')}.")
+
+
+def could_be_first(board: Leaderboard) -> list[str]:
+    """The systems whose rank range over tasks includes 1, in board order."""
+    ranked = board.ranked
+    if ranked.empty or "could_be_first" not in ranked:
+        return []
+    return ranked.loc[ranked["could_be_first"].astype(bool), "system"].tolist()
+
+
+def tier_labels(rows: pd.DataFrame) -> pd.Series | None:
+    """"Tier 1", "Tier 2", … per row (None when no tiers were computed)."""
+    if "tier" not in rows or not rows["tier"].gt(0).any():
+        return None
+    return rows["tier"].map(lambda t: f"Tier {int(t)}")
+
+
+def common_tasks_line(board: Leaderboard) -> str | None:
+    """What a common-task ranking ranks on: the tasks kept, the tasks dropped."""
+    common = board.common_tasks
+    if common is None:
+        return None
+    if not common.tasks:
+        return (f"The {words.counted(common.n_systems, 'shown system')} share no task: nothing can be ranked on "
+                "common tasks. Narrow the filter to systems with tasks in common.")
+    dropped = (f"; dropped {words.counted(len(common.dropped), 'task')}: {words.listed(common.dropped, 6)}"
+               if common.dropped else "; no task dropped")
+    return (f"Common-task ranking: the {words.counted(common.n_systems, 'shown system')} on the "
+            f"{words.counted(len(common.tasks), 'task')} all of them have ({words.listed(common.tasks, 6)})"
+            f"{dropped}. {glossary.link('common-tasks', 'What this means')}.")
+
+
+def data_lines(board: Leaderboard) -> list[str]:
+    """What the board must say of its data: declared tasks without results, unreadable files, no manifest."""
+    lines = []
+    if board.tasks_without_results:
+        lines.append(f"No system has results for {words.listed(board.tasks_without_results, 4)}, a task this "
+                     "benchmark declares: no system can be ranked on every task, and a file holding it may be "
+                     "unreadable.")
+    lines += [hints.safe_text(note[0].upper() + note[1:]) + "." for note in board.notes]
+    return lines
+
+
+def real_front(board: Leaderboard, sized: pd.DataFrame) -> list[bool]:
+    """Which rows of ``sized`` (system, n_parameters; ranked systems) are on the size chart's Pareto front: not
+    dominated by a system of no larger size that is surely better over tasks
+    (:func:`evalcore.separability.real_pareto_front`); by point values when no resampling was done."""
+    if board.surely_above is None or not len(sized):
+        return charts.pareto_front(sized["n_parameters"].tolist(), sized[board.ranked_by].tolist())
+    position = pd.Series(range(len(board.ranked)), index=board.ranked["system"].to_numpy())
+    rows = position.loc[sized["system"]].to_numpy()
+    above = board.surely_above[np.ix_(rows, rows)]
+    return real_pareto_front(sized["n_parameters"].to_numpy(dtype=float), above).tolist()

@@ -162,12 +162,13 @@ def cut_at_edge(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
 
 
 def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Band], x_title: str,
-                notes: pd.Series | None = None, aria_label: str = "chart") -> str:
+                notes: pd.Series | None = None, aria_label: str = "chart", groups: pd.Series | None = None) -> str:
     """A forest chart as plain HTML and CSS: one row per ``label``, each band a bar from its ``lo`` to ``hi``
     (thicker first, drawn under thinner ones), the ``point`` a dot; a band cut at the chart's end
     (:func:`forest_domain`) ends in an arrow. Hovering a row shows its values (``notes`` adds a line). The
     legend (the bands drawn, then the point) and the axis sit below the rows; names stack above their bars on a
-    narrow screen.
+    narrow screen. ``groups`` (one label per row, e.g. "Tier 1"): a heading line wherever the label changes and
+    a stripe of the group's shade beside its rows.
 
     No script and no plotting library: it costs the browser nothing beyond the page itself (a plotly chart
     loads a 3.5 MB bundle and adds ~0.1 s to every rerun, bench/bench_app.py). Only coordinates are computed
@@ -179,7 +180,13 @@ def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
         return min(max((value - low) / span * 100.0, 0.0), 100.0)
 
     rows, drawn = [], set()
+    group_of = list(groups) if groups is not None else [None] * len(frame)
+    shades, shade = {}, ""
     for i, (_, row) in enumerate(frame.iterrows()):
+        if group_of[i] is not None and (i == 0 or group_of[i] != group_of[i - 1]):
+            shade = shades.setdefault(group_of[i], GROUP_SHADES[len(shades) % len(GROUP_SHADES)])
+            rows.append(f'<div class="tb-row tb-group"><span class="tb-name" style="border-right:4px solid {shade}">'
+                        f'{html.escape(str(group_of[i]))}</span><span class="tb-track"></span></div>')
         name = html.escape(str(row[label]))
         parts, tip = [], [f"{row[label]}: {x_title} {row[point]:.4f}"]
         for band in bands:
@@ -196,8 +203,11 @@ def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
         if notes is not None and isinstance(notes.iloc[i], str) and notes.iloc[i]:
             tip.append(notes.iloc[i])
         parts.append(f'<span class="tb-dot" style="left:{pos(row[point]):.2f}%"></span>')
+        if group_of[i] is not None:
+            tip.append(str(group_of[i]))
+        stripe = f' style="border-right:4px solid {shade}"' if group_of[i] is not None else ""
         rows.append(f'<div class="tb-row" title="{html.escape(chr(10).join(tip), quote=True)}">'
-                    f'<span class="tb-name">{name}</span><span class="tb-track">{"".join(parts)}</span></div>')
+                    f'<span class="tb-name"{stripe}>{name}</span><span class="tb-track">{"".join(parts)}</span></div>')
     ticks = "".join(f'<span class="tb-tick" style="left:{pos(t):.2f}%">{t:g}</span>'
                     for t in nice_ticks(low, high))
     legend = "".join(f'<span class="tb-key"><span style="background:{b.colour};height:{b.thickness}px"></span>'
@@ -211,6 +221,9 @@ def forest_html(frame: pd.DataFrame, label: str, point: str, bands: Sequence[Ban
             + "</span></div>"
             + f'<div class="tb-legend">{legend}</div></div>')
 
+
+GROUP_SHADES = ("#0d9488", "#a78bfa", "#f59e0b", "#64748b")
+"""Stripe colours of successive groups (tiers) in a forest chart, repeating."""
 
 _FOREST_CSS = """
 .tb-forest{font-size:0.85rem;line-height:1.25;margin:0.25rem 0 0.5rem}
@@ -226,6 +239,9 @@ _FOREST_CSS = """
 .tb-axis .tb-track{border-left:none;border-top:1px solid #94a3b8;height:1.1rem}
 .tb-tick{position:absolute;top:0.1rem;transform:translateX(-50%);color:#475569;font-size:0.75rem}
 .tb-caption{flex:1;text-align:center;color:#475569;font-size:0.75rem}
+.tb-name{padding-right:0.35rem}
+.tb-group{min-height:1.2rem;font-weight:600;color:#334155;font-size:0.78rem}
+.tb-group .tb-track{border-left:none}
 .tb-legend{display:flex;flex-wrap:wrap;gap:0.4rem 1.2rem;margin-top:0.4rem;font-size:0.8rem;color:#334155}
 .tb-key{display:inline-flex;align-items:center;gap:0.35rem}
 .tb-key>span{display:inline-block;width:1.4rem;border-radius:2px}

@@ -188,10 +188,14 @@ def systems(data: Snapshot, *, search: str | None = None, families: Systems = No
 
 @_question
 def leaderboard(data: Snapshot, cond: Condition, *, systems: Systems = None,
-                bootstrap: int = LEADERBOARD_BOOTSTRAP, aggregate: str | None = None) -> Leaderboard:
-    """Systems ranked by ``aggregate`` (None = the benchmark's own: G for RAR-b, the mean for R2MED) with tie
-    ranges, bootstrap intervals, shared ranks and rank intervals: :meth:`Store.leaderboard`."""
-    return _store_of(data).leaderboard(cond, systems=systems, bootstrap=bootstrap, aggregate=aggregate)
+                bootstrap: int = LEADERBOARD_BOOTSTRAP, aggregate: str | None = None, seed: int = 0,
+                level: float = 0.95, common_tasks: bool = False) -> Leaderboard:
+    """Systems ranked by ``aggregate`` (None = the benchmark's own: G for RAR-b, the mean for R2MED) with
+    intervals, rank ranges and tiers over tasks, and over queries and ties where per-query results exist
+    (``bootstrap`` resamples, ``seed``, ``level``); with ``common_tasks``, on the tasks all ``systems`` have:
+    :meth:`Store.leaderboard`."""
+    return _store_of(data).leaderboard(cond, systems=systems, bootstrap=bootstrap, aggregate=aggregate, seed=seed,
+                                       level=level, common_tasks=common_tasks)
 
 
 @_question

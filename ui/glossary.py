@@ -32,6 +32,19 @@ CITATIONS = {c.key: c for c in (
              "Preference*, ICML 2024 (its leaderboard's rank (UB))", "https://arxiv.org/abs/2403.04132"),
     Citation("rarb", "Xiao et al., *RAR-b: Reasoning as Retrieval Benchmark*, 2024 (arXiv 2404.06347)",
              "https://arxiv.org/abs/2404.06347"),
+    Citation("mogstad-2024", "Mogstad, Romano, Shaikh & Wilhelm, *Inference for Ranks with Applications to "
+             "Mobility across Neighbourhoods and Academic Achievement across Countries*, Review of Economic "
+             "Studies 91(1), 2024", "https://doi.org/10.1093/restud/rdad006"),
+    Citation("mandel-betensky-2008", "Mandel & Betensky, *Simultaneous confidence intervals based on the "
+             "percentile bootstrap approach*, Computational Statistics & Data Analysis 52(4), 2008",
+             "https://doi.org/10.1016/j.csda.2007.07.005"),
+    Citation("hesterberg-2015", "Hesterberg, *What Teachers Should Know About the Bootstrap*, The American "
+             "Statistician 69(4), 2015 (the expanded percentile interval)",
+             "https://doi.org/10.1080/00031305.2015.1089789"),
+    Citation("smucker-2007", "Smucker, Allan & Carterette, *A Comparison of Statistical Significance Tests for "
+             "Information Retrieval Evaluation*, CIKM 2007", "https://doi.org/10.1145/1321440.1321528"),
+    Citation("holm-1979", "Holm, *A Simple Sequentially Rejective Multiple Test Procedure*, Scandinavian "
+             "Journal of Statistics 6(2), 1979", "https://www.jstor.org/stable/4615733"),
 )}
 
 
@@ -103,20 +116,48 @@ _ENTRIES = (
          "tie; the points are summed over tasks. Insensitive to how far apart scores are."),
     Term("aggregate", "Ranking aggregate", "Each benchmark is ranked by its own aggregate: RAR-b by **G**, R2MED "
          "by the **mean**. The other stays selectable; the board says which one ranks."),
-    Term("bootstrap", "Bootstrap interval (95%)", "Resample each task's queries with replacement (the same "
-         "resample for every system), recompute the aggregate, and keep the 2.5th–97.5th percentiles: how much "
-         "the score depends on which queries happened to be in the test set. Needs per-query results."),
-    Term("combined-interval", "Combined interval", "The hull of a system's score, its bootstrap interval and its "
-         "tie range: everything the score could plausibly be once both sampling and ties are accounted for."),
-    Term("shared-rank", "Rank (shared)", "1 + the number of systems **surely** better — whose whole combined "
-         "interval lies above this system's. Systems whose intervals overlap can share a rank; it is Chatbot "
-         "Arena's “rank (UB)” extended with ties.", ("chiang-2024", "yang-2026")),
-    Term("rank-interval", "Rank range (rank interval)", "The best and worst rank a system can take when every "
-         "system may take any value inside its combined interval (a tie counts for the better rank at best, the "
-         "worse at worst). A rank is only as sharp as both the bootstrap and the tie range allow.", ("chiang-2024",)),
+    Term("bootstrap", "Bootstrap interval over queries (95%)", "Resample each task's queries with replacement "
+         "(the same resample for every system), recompute the aggregate, and keep the 2.5th–97.5th percentiles: "
+         "how much the score depends on which queries happened to be in the test set, *on these tasks*. Needs "
+         "per-query results."),
+    Term("task-interval", "Interval over tasks (95%)", "How far the aggregate would move had the benchmark drawn "
+         "other tasks like these: resample the benchmark's tasks with replacement (the same draw for every "
+         "system), recompute G or the mean, and take the percentile interval widened to a t interval's width "
+         "(few tasks make plain percentiles too narrow). Every row with task scores has it, published ones "
+         "included. It assumes the tasks are a sample of similar tasks; a zero task puts many resamples' G at 0.",
+         ("hesterberg-2015",)),
+    Term("combined-interval", "Interval over queries and ties", "For rows with per-query results: the hull of "
+         "the score, its bootstrap interval over queries and its tie range — everything the score on *these* "
+         "tasks could plausibly be once query sampling and tie-breaking are accounted for. Never merged with the "
+         "interval over tasks."),
+    Term("shared-rank", "Rank (shared)", "1 + the number of systems **surely** better over tasks — better in a "
+         "simultaneous 95% comparison of the paired bootstrap over tasks. Systems not told apart can share a "
+         "rank; it is Chatbot Arena's “rank (UB)” made valid for the whole row of comparisons.",
+         ("chiang-2024", "mogstad-2024")),
+    Term("rank-interval", "Rank range (tasks)", "The ranks this system's true position can take, at 95%: from 1 "
+         "+ the systems surely better to the count of systems less the ones surely worse, where “surely” is a "
+         "simultaneous band over all the system's comparisons (a marginal rank confidence set). It holds the "
+         "rank the system would have over the whole population of tasks like these; a naive interval of "
+         "bootstrap ranks would not.", ("mogstad-2024", "mandel-betensky-2008")),
+    Term("combined-rank-range", "Rank range (queries + ties)", "For rows with per-query results: the best and "
+         "worst rank the system can take when every system may take any value inside its interval over queries "
+         "and ties (a tie counts for the better rank at best, the worse at worst).", ("chiang-2024", "yang-2026")),
+    Term("tier", "Tier", "Systems not told apart from the tier's best: walking the board from the top, a system "
+         "joins the current tier unless a paired test against that tier's leader (sign-flip over tasks, 5%) "
+         "finds a difference; then it leads a new tier. Filtering the board never moves a system between tiers "
+         "unless a tier's leader is filtered out.", ("smucker-2007",)),
+    Term("separable", "Adjacent pairs that differ", "Of each pair of neighbours on the board, whether a paired "
+         "test finds a difference at 95% after Holm's correction over all the pairs shown: over tasks (sign-flip "
+         "on the task scores, or log ratios for G), or over queries on the tie-aware expected values where both "
+         "have per-query results. MTEB's own board separates 4 of 180 adjacent pairs this way.",
+         ("smucker-2007", "holm-1979")),
+    Term("could-be-first", "Could be #1", "The systems whose rank range over tasks includes 1: none is surely "
+         "better than them."),
+    Term("common-tasks", "Common-task ranking", "Ranks the shown systems on the tasks all of them have, naming "
+         "the tasks dropped — never an average over different task subsets, never a filled-in task."),
     Term("task-level-only", "Task-level scores only", "Published numbers (MTEB, the R2MED paper) come as one score "
-         "per task, without per-query results, so neither a bootstrap interval nor a tie range can be computed: "
-         "the rank of such a row is not known to be robust."),
+         "per task, without per-query results: they have an interval and a rank range over tasks, but neither a "
+         "bootstrap interval over queries nor a tie range."),
     Term("policy-swap", "Policy swap", "Two systems that the chosen tie policy orders one way and their expected "
          "values the other: their order is decided by how ties are broken, not by the models."),
 )

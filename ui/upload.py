@@ -530,14 +530,15 @@ def board_line(board, cond, held: Candidate | None = None, *, name_setting: bool
         return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
     where = _safe(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
-    st.success(f"Your run **{name}** — {where}: shared rank **{int(row['shared_rank'])}** of {len(board.ranked)} by "
+    st.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of {len(board.ranked)} by "
                f"{agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
                f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
-               f"{number(agg + '_hi')}]); rank range {_rank_range(row)}.", icon=":material/person:")
+               f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "
+               f"{_rank_range(row, 'combined_')}.", icon=":material/person:")
 
 
-def _rank_range(row) -> str:
-    lo, hi = row.get("rank_lo"), row.get("rank_hi")
+def _rank_range(row, prefix: str = "") -> str:
+    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
     try:
         return f"{int(lo)}–{int(hi)}" if int(lo) != int(hi) else f"{int(lo)}"
     except (TypeError, ValueError):

@@ -36,26 +36,36 @@ def test_numbers_and_tie_aware_ranks_equal_the_store(open_url, synthetic_dir):
     shown = {m.label: m.value for m in at.metric}
     assert shown["Systems ranked"] == str(len(board.ranked))
     assert shown["Top G"] == f"{top['G']:.4f}"
-    assert shown["With per-query results"] == f"{int(board.ranked['has_query_data'].sum())} of {len(board.ranked)}"
+    assert shown["Adjacent pairs that differ"] == f"{board.n_adjacent_differ} of {len(board.ranked) - 1}"
+    assert shown["Could be #1"] == str(int(board.ranked["could_be_first"].sum()))
     assert f"Top system: **{top['system']}**" in texts(at, "markdown")
     table = at.dataframe[0].value
     assert table["system"].tolist() == board.ranked["system"].tolist()
     assert table["G"].round(12).tolist() == board.ranked["G"].round(12).tolist()
     assert table["shared_rank"].tolist() == board.ranked["shared_rank"].astype(int).tolist()
+    assert table["tier"].tolist() == board.ranked["tier"].tolist()
     for (_, row), (_, want) in zip(table.iterrows(), board.ranked.iterrows()):
         lo, hi = map(float, row["interval"].split("–"))  # rounded outwards to 3 decimals: holds the interval
-        assert lo <= want["combined_lo"] < lo + 0.001 and hi - 0.001 < want["combined_hi"] <= hi, row["interval"]
-        lo, hi = int(want["rank_lo"]), int(want["rank_hi"])
-        assert row["ranks"] == (f"{lo} (robust)" if lo == hi else f"{lo}–{hi}")
+        assert lo <= want["G_task_lo"] < lo + 0.001 and hi - 0.001 < want["G_task_hi"] <= hi, row["interval"]
+        lo, hi = map(float, row["combined"].split("–"))
+        assert lo <= want["combined_lo"] < lo + 0.001 and hi - 0.001 < want["combined_hi"] <= hi, row["combined"]
+        for column, prefix in (("ranks", ""), ("combined_ranks", "combined_")):
+            lo, hi = int(want[f"{prefix}rank_lo"]), int(want[f"{prefix}rank_hi"])
+            assert row[column] == (f"{lo} (robust)" if lo == hi else f"{lo}–{hi}")
 
 
-def test_the_landing_says_per_row_task_level_only_and_points_to_the_per_query_results(open_url):
+def test_the_landing_gives_every_row_an_interval_and_points_to_the_per_query_results(open_url):
     at = open_url(SHIPPED)
     assert_clean(at)
     table = at.dataframe[0].value
-    assert set(table["interval"]) == {"task-level only"}, "published rows: no interval, said per row (in full)"
-    assert set(table["ranks"]) == {"not known"}
-    assert "unknown" not in {m.value for m in at.metric}, "no headline 'unknown'"
+    assert table["interval"].str.fullmatch(r"\d\.\d{3}–\d\.\d{3}").all(), "every published row has an interval"
+    assert table["ranks"].str.fullmatch(r"\d+(–\d+| \(robust\))").all(), "and a rank range"
+    assert (table["tier"] >= 1).all() and "combined" not in table, "no empty queries + ties column"
+    shown = {m.label: m.value for m in at.metric}
+    n_ranked = int(shown["Systems ranked"])
+    differ, pairs = map(int, shown["Adjacent pairs that differ"].split(" of "))
+    assert pairs == n_ranked - 1 and 0 <= differ <= pairs
+    assert any("adjacent pairs differ at 95%" in m for m in texts(at, "markdown"))
     coverage = Store(SHIPPED).coverage()
     with_rows = coverage[(coverage["benchmark"] == "rar-b") & (coverage["n_query_tasks"] > 0)
                          & (coverage["setting"] == "full-pooled") & (coverage["metric"] == "ndcg@10")
@@ -65,17 +75,16 @@ def test_the_landing_says_per_row_task_level_only_and_points_to_the_per_query_re
     assert f"<b>{promised} systems</b> have per-query results" in page
     href = re.search(r'href="([^"]+)"', page).group(1)
     assert href == "?bench=rar-b&setting=full-pooled&metric=ndcg@10&instr=any&prec=fp32&ties=docid-desc"
-    # the link is a real view: opened as a URL it shows the per-query board, BM25 able to be first
+    # the link is a real view: opened as a URL it shows the per-query board, BM25 able to be first over queries
+    # and ties
     params = dict(pair.split("=") for pair in href[1:].split("&"))
     there = open_url(SHIPPED, params=params)
     assert_clean(there)
     pooled = there.dataframe[0].value.set_index("system")
-    assert pooled.loc["tiebreak-run/bm25s", "ranks"].startswith("1–")
-    assert pooled.loc["tiebreak-run/bm25s", "shared_rank"] == 1
-    # the link shows as many systems with per-query results as it promised, out of the systems it ranks
-    counts = [tuple(map(int, found.groups())) for found in (re.search(r"\*\*(\d+) of (\d+)\*\*", m)
-                                                            for m in texts(there, "markdown")) if found]
-    assert counts == [(promised, len(there.dataframe[0].value))], counts
+    assert pooled.loc["tiebreak-run/bm25s", "combined_ranks"].startswith("1–")
+    assert any("ranked systems have per-query results here" in m for m in texts(there, "markdown"))
+    # the link shows as many systems with per-query results as it promised
+    assert any(f"**{promised} of " in m for m in texts(there, "markdown") if "have per-query results here" in m)
 
 
 def test_the_pointer_counts_the_filtered_systems_and_its_link_keeps_the_filter(open_url):
@@ -103,9 +112,13 @@ def test_a_chart_with_intervals_is_drawn_by_default_and_can_be_switched(open_url
     assert_clean(at)
     assert at.radio(key="chart").value == "intervals" and "chart" not in at.query_params
     page = _html(at)
-    board = Store(synthetic_dir).leaderboard(Condition("rar-b", instruction=False), bootstrap=0)
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", instruction=False))  # the page's resampling
     assert page.count('class="tb-row" title=') == min(boards.CHART_ROWS, len(board.ranked))
-    assert "95% bootstrap interval" in page and "tie range" in page, "the legend, below the rows"
+    assert "interval over tasks" in page and "bootstrap interval over queries" in page and "tie range" in page, \
+        "the legend, below the rows"
+    tiers = sorted(set(board.ranked["tier"].head(boards.CHART_ROWS)))
+    assert re.findall(r'class="tb-row tb-group"><span class="tb-name"[^>]*>(Tier \d+)</span>', page) == \
+        [f"Tier {t}" for t in tiers], "the rows grouped by tier"
     assert not at.get("plotly_chart"), "the default chart loads no plotting library"
     at.radio(key="chart").set_value("none").run()
     assert "tb-forest" not in _html(at) and at.query_params["chart"] == "none"
@@ -313,14 +326,17 @@ def test_an_unknown_licence_says_unknown_as_its_neighbours_do(open_url):
     assert table.loc[~missing, "license"].tolist() == table.loc[~missing, "system"].map(meta["license"]).tolist()
 
 
-def test_the_chart_title_promises_intervals_only_where_it_draws_them(open_url):
-    """The landing's rows have task-level scores only: its chart of dots was titled "… with its intervals"."""
-    landing = open_url(SHIPPED)
-    assert_clean(landing)
-    assert [h.value for h in landing.subheader if h.value.startswith("Top ")] == ["Top 15: G"]
-    pooled = open_url(SHIPPED, params=POOLED)
-    titles = [h.value for h in pooled.subheader if h.value.startswith("Top ")]
-    assert len(titles) == 1 and titles[0].endswith(": G with its intervals")
+def test_the_chart_draws_an_interval_over_tasks_for_every_row(open_url):
+    """The landing's published rows have task-level scores only; their chart was once a column of dots."""
+    for params in ({}, POOLED):
+        at = open_url(SHIPPED, params=params)
+        assert_clean(at)
+        titles = [h.value for h in at.subheader if h.value.startswith("Top ")]
+        assert len(titles) == 1 and titles[0].endswith(": G with its intervals"), titles
+        page = _html(at)
+        rows = page.count('class="tb-row" title=')
+        assert rows == 15 or params == POOLED
+        assert page.count("interval over tasks: ") == rows, "one task-level bar (in each row's tooltip) per row"
 
 
 def test_borda_points_print_halves_only_where_there_are_some():
@@ -345,7 +361,7 @@ def test_one_model_under_two_names_is_said_with_both_scores(open_url):
     rank 51) — one model at two ranks — and nothing on the page said so."""
     at = open_url(SHIPPED, params={"bench": "r2med"})
     assert_clean(at)
-    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None))  # the page's resamples and seed
     by_name = board.ranked.set_index("system")
     notes = [t for t in texts(at, "info") if "under the names of different sources" in t]
     assert len(notes) == 1, texts(at, "info")
@@ -382,15 +398,16 @@ def test_an_mcr_board_says_where_chance_lies(open_url):
 
 
 def test_shared_ranks_are_explained_where_they_differ_from_the_point_ranks(open_url):
-    """The pooled board's Rank column reads 1, 1, 3, 3, 1, 5, 7, 1 (the constant baseline shares rank 1) beside
-    "Rank by G" 1–8, and nothing near the table said why."""
-    pooled = open_url(SHIPPED, params=POOLED)
-    assert_clean(pooled)
-    table = pooled.dataframe[0].value
-    assert (table["shared_rank"] != table["rank"]).any()
-    assert any("**Rank** is shared" in c and "1 +" in c for c in texts(pooled, "caption"))
-    landing = open_url(SHIPPED)  # published scores: no interval, ranks equal the point ranks, nothing to explain
-    assert not any("**Rank** is shared" in c for c in texts(landing, "caption"))
+    """A Rank column reading 1, 1, 2, 1 beside "Rank by G" 1–4 needs a word near the table: said exactly where
+    the shared ranks differ from the point ranks."""
+    for params in ({}, POOLED, {"bench": "r2med"}):
+        at = open_url(SHIPPED, params=params)
+        assert_clean(at)
+        table = at.dataframe[0].value
+        differ = bool((table["shared_rank"] != table["rank"]).any())
+        said = any("**Rank** is shared" in c and "1 +" in c for c in texts(at, "caption"))
+        assert said == differ, params
+        assert differ, "every shipped board has systems not told apart"
 
 
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
@@ -416,17 +433,18 @@ def test_the_latex_download_offers_the_top_of_the_board():
     the pooled board, where overlapping intervals share ranks."""
     board = Store(SHIPPED).leaderboard(Condition("rar-b", setting="full-pooled", instruction=False), bootstrap=200)
     ranked = board.ranked
-    surely_better = [int((ranked["combined_lo"] > hi).sum()) for hi in ranked["combined_hi"]]
+    surely_better = (board.surely_above.sum(axis=1)).tolist()  # the shared rank is 1 + this
     cut = next(n for n in range(1, len(ranked)) if sum(1 + b <= n for b in surely_better) > n)
     rows = boards.latex_rows(board, top=cut)
     assert sorted(rows["System"]) == sorted(s for s, b in zip(ranked["system"], surely_better) if 1 + b <= cut)
-    assert len(rows) > cut and (rows["Rank"] <= cut).all() and "not ranked" not in rows["Rank range"].tolist()
+    assert len(rows) > cut and (rows["Rank"] <= cut).all()
+    assert "not ranked" not in rows["Rank range (tasks)"].tolist()
     words = boards.top_words(board, cut)
     assert f"Top {cut} of {len(ranked)} ranked systems" in words and f"{len(rows)} rows" in words
     latex = tables.latex_table(rows, words)
     assert latex.split("\\midrule")[1].count("\\\\") == len(rows)
-    published = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
-    top10 = boards.latex_rows(published, top=10)
+    published = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)  # no resampling:
+    top10 = boards.latex_rows(published, top=10)  # the point ranks, ten rows
     assert top10["System"].tolist() == published.ranked["system"].head(10).tolist()
     assert "ranks shared" not in boards.top_words(published, 10)
 

@@ -61,7 +61,7 @@ def test_the_notice_words_agree_with_the_count():
     one = boards.lifted_line(_board([0.5, 0.4, 0.001], [0.5, 0.4, 1.0]))
     assert one.startswith("Ties alone can lift 1 system ") and "its favour" in one and "(s)" not in one
     assert re.search(r"\*\*s2\*\*\D*0\.0010 \(3rd\)\D*1\.0000 \([^)]*1st\)", one), one  # name, from, to
-    assert "**Rank**" in one and "Rank range" in one, one
+    assert "**Rank range (queries + ties)**" in one, one
     two = boards.lifted_line(_board([0.5, 0.4, 0.3, 0.001], [0.5, 0.4, 0.45, 1.0]))
     assert "2 systems" in two and "their favour" in two and "(would be 2nd)" in two
 
@@ -77,7 +77,7 @@ def test_the_pooled_board_names_bm25_and_the_constant_scorer(fresh_answers):
     board = data.leaderboard(snap, Condition("rar-b", setting="full-pooled", instruction=None))
     lifted = boards.lifted_by_ties(board)
     assert set(lifted["system"]) == {"tiebreak-run/bm25s", "tiebreak-run/constant"}
-    shared = board.ranked.set_index("system")["shared_rank"]
-    assert (shared[lifted["system"]] == 1).all()  # the very rows whose "1" needed the words
+    shared = board.ranked.set_index("system")["combined_shared_rank"]
+    assert (shared[lifted["system"]] == 1).all()  # the very rows whose "1" over queries and ties needed the words
     line = boards.lifted_line(board)
     assert re.search(r"\*\*tiebreak-run/constant\*\*\D*0\.0007 \(8th\)\D*1\.0000 \([^)]*1st\)", line), line

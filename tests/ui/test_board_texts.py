@@ -32,20 +32,29 @@ def test_interval_words_equal_the_row_definition():
     assert got.index.tolist() == rows.index.tolist()
     assert got.tolist() == expected
     assert set(expected) == {"0.400–0.470", "0.400–0.470 (no tie range)", "0.400–0.470 (ties only)",
-                             boards.TASK_LEVEL_CELL}
+                             boards.NO_QUERY_DATA}
 
 
 def test_rank_words_equal_the_row_definition():
     rows = _rows()
     expected = [boards.ranks_text(row) for _, row in rows.iterrows()]
     assert boards.ranks_texts(rows).tolist() == expected
-    assert set(expected) == {"3 (robust)", "2–7", "not known"}
+    assert set(expected) == {"3 (robust)", "2–7", boards.NO_QUERY_DATA}
+    combined = rows.rename(columns={"rank_lo": "combined_rank_lo", "rank_hi": "combined_rank_hi"})
+    assert boards.ranks_texts(combined, "combined_").tolist() == expected
+    assert boards.ranks_texts(combined).tolist() == [boards.NO_QUERY_DATA] * len(rows)
+
+
+def test_task_interval_words_hold_the_interval():
+    rows = pd.DataFrame({"G_task_lo": [0.1234, NAN], "G_task_hi": [0.5678, NAN]})
+    assert boards.task_interval_texts(rows, "G").tolist() == ["0.123–0.568", "—"]
+    assert boards.coverage_texts(pd.DataFrame({"n_tasks": [17, 3]}), 17).tolist() == ["17 of 17", "3 of 17"]
 
 
 def test_columns_absent_read_as_unknown():
     rows = pd.DataFrame({"combined_lo": [0.1], "combined_hi": [0.2]})
     assert boards.interval_texts(rows, "mean").tolist() == [boards.interval_text(rows.iloc[0], "mean")]
-    assert boards.ranks_texts(rows).tolist() == ["not known"]
+    assert boards.ranks_texts(rows).tolist() == [boards.NO_QUERY_DATA]
 
 
 def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
