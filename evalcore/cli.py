@@ -4,12 +4,21 @@ Each subcommand lives in ``evalcore/commands/<name>.py`` and exposes ``add_argum
 ``run(args) -> int``. Command modules import their heavy dependencies inside ``run`` so that
 ``evalcore --help`` starts fast. Bad input raises :class:`evalcore.errors.InputError`, reported here as
 one line on stderr with exit code 2 (never a traceback).
+
+Every command in :data:`COMMANDS` is imported when the parser is built. A command module that is missing or
+fails to import means a broken installation (a wheel without a subpackage, a syntax error): every invocation
+then fails with one line naming the command, the module and the error, and exit code 1; a command is never
+silently left out.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+import traceback
+from types import ModuleType
+
+from evalcore.errors import InputError, one_line
 
 # command name -> (module under evalcore.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -25,6 +34,31 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class CommandUnavailable(RuntimeError):
+    """A command's module is missing or failed to import: the installation is broken."""
+
+
+def _failure(exc: BaseException, qualified: str) -> str:
+    """What went wrong importing ``qualified``, on one line, with the file and line where it happened."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name == qualified:
+        return "the module is missing from this installation"
+    if isinstance(exc, SyntaxError):
+        return f"{type(exc).__name__}: {one_line(exc.msg)} at {exc.filename}:{exc.lineno}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {one_line(exc)}{where}"
+
+
+def load_command(name: str) -> ModuleType:
+    """The module of command ``name``, or :class:`CommandUnavailable` saying why it cannot be imported."""
+    qualified = f"evalcore.commands.{COMMANDS[name][0]}"
+    try:
+        return importlib.import_module(qualified)
+    except Exception as exc:
+        raise CommandUnavailable(f"command {name!r} cannot be loaded ({qualified}): {_failure(exc, qualified)}; "
+                                 "the installation is broken or incomplete") from exc
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalcore",
@@ -32,13 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, (module_name, help_text) in COMMANDS.items():
-        try:
-            module = importlib.import_module(f"evalcore.commands.{module_name}")
-        except ModuleNotFoundError as exc:  # command not built yet in this checkout
-            if exc.name != f"evalcore.commands.{module_name}":
-                raise
-            continue
+    for name, (_, help_text) in COMMANDS.items():
+        module = load_command(name)
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(command_parser)
         command_parser.set_defaults(_run=module.run)
@@ -46,9 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from evalcore.errors import InputError
-
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except CommandUnavailable as exc:
+        print(f"evalcore: error: {exc}", file=sys.stderr)
+        return 1
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)

@@ -405,7 +405,6 @@ def _read_ahead(chunks: Iterator[pa.Table], depth: int = 1, prepare=None) -> Ite
 def _map_chunks(chunks: Iterator[pa.Table], truth: QrelsIndex, metrics: list[Metric], policy: TiePolicy,
                 threads: int | None, source: str | Path | None = None) -> Iterator[pa.Table | None]:
     """Evaluate chunks on a small thread pool (numpy and Arrow release the GIL), results in input order."""
-    import os
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 

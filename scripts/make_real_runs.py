@@ -498,8 +498,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="recompute conditions already complete in the output (default: skip them)")
     parser.add_argument("--runs-out", type=Path, default=None,
                         help="also write MiniLM fp32 full-setting runs (no instruction) + qrels here")
-    parser.add_argument("--readme", type=Path, default=None,
-                        help="only (re)write the 'Real runs' section of this README from --out")
     args = parser.parse_args(argv)
     if args.data is None:
         args.data = default_data_dir()
@@ -700,11 +698,6 @@ def record_timings(out_dir: Path, timings: list[dict], run: dict, cache_root: Pa
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.readme is not None:
-        import real_runs_readme
-
-        real_runs_readme.write_readme_section(args.readme, args.out, args.data)
-        return 0
     import torch
 
     torch.set_num_threads(args.threads)

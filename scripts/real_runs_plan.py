@@ -19,6 +19,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = REPO_ROOT / "scripts" / "make_real_runs.py"
+README_SCRIPT = REPO_ROOT / "scripts" / "real_runs_readme.py"
 
 # stage -> (systems, precisions or None for each system's default list)
 STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
@@ -63,6 +64,15 @@ def commit(paths: list[str], message: str, attempts: int = 30) -> bool:
     return False
 
 
+def readme_options(extra: list[str]) -> list[str]:
+    """Of the options passed on to make_real_runs.py, those real_runs_readme.py takes too (--data, --out)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--data")
+    parser.add_argument("--out")
+    known, _ = parser.parse_known_args(extra)
+    return [item for name in ("data", "out") if getattr(known, name) for item in (f"--{name}", getattr(known, name))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stages", nargs="+", default=list(DEFAULT_STAGES), choices=list(STAGES))
@@ -92,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             paths = [f"data/real/query_metrics/rar-b_{task}.parquet", "data/real/systems.parquet",
                      "data/real/timings.json", f"data/real/query_metrics/_derived/rar-b_{task}.sums.parquet"]
             if args.readme:
-                readme = subprocess.run([sys.executable, str(SCRIPT), "--readme", str(args.readme), *args.extra],
+                readme = subprocess.run([sys.executable, str(README_SCRIPT), str(args.readme),
+                                         *readme_options(args.extra)],
                                         cwd=REPO_ROOT, env=env, capture_output=True, text=True)
                 if readme.returncode == 0:
                     paths.append(str(args.readme.resolve().relative_to(REPO_ROOT)))

@@ -16,8 +16,6 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from candidate_data import CANDIDATES, TASKS, mcr_rows, write_tasks

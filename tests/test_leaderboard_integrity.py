@@ -9,7 +9,6 @@ import contextlib
 import io
 import json
 import math
-import re
 from pathlib import Path
 
 import numpy as np

@@ -3,7 +3,6 @@ whose upstream commit is the pin the data was fetched at; bad files fail with on
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pyarrow.parquet as pq

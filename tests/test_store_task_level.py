@@ -3,7 +3,6 @@ declared task set holds when a file goes bad, the common-task ranking never aver
 the adjacent test over queries agrees with the randomization test it approximates."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from evalcore.errors import InputError
     from evalcore.store import Leaderboard
 
 INSTRUCTION_CHOICES = {"with": True, "without": False, "any": None}

@@ -37,7 +37,6 @@ from evalcore.store.answers import LoadWarning, SkippedFile
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
-    import pyarrow as pa
 
 log = logging.getLogger("evalcore.store")
 

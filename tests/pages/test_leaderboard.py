@@ -8,7 +8,6 @@ import re
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from app_harness import ROOT, texts
 from evalcore.store import Condition, Store

@@ -2,7 +2,6 @@
 store numbers, never a traceback."""
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import pytest

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from app_harness import ROOT
-from evalcore.store import Condition, Store
 from ui import tables
 
 SHIPPED = ROOT / "data"

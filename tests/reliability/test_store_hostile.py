@@ -257,8 +257,8 @@ def test_run_sidecars_with_hostile_unknown_and_repeated_keys(tmp_path):
     assert set(listed.columns) == {"system", "benchmark", "task", "setting", "instruction", "precision",
                                    "qrels_path", "n_rows"}
     assert listed.loc[str(runs / "a.parquet"), "system"] == "<script>alert(1)</script>"  # last repeated key
-    assert listed.loc[str(runs / "a.parquet"), "instruction"] is True or listed.loc[
-        str(runs / "a.parquet"), "instruction"] == True  # noqa: E712
+    instruction = listed.loc[str(runs / "a.parquet"), "instruction"]
+    assert instruction is True or instruction == True  # noqa: E712 (numpy's True is not `True`)
     assert listed.loc[str(runs / "b.parquet"), "system"] == "'; DROP TABLE x; --"
     assert str(runs / "c.parquet") not in listed.index
 

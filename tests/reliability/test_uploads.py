@@ -12,8 +12,6 @@ process — and through the page itself (AppTest, the file widget handing over t
 from __future__ import annotations
 
 import gzip
-import io
-import json
 import os
 import re
 from dataclasses import replace

@@ -1,7 +1,6 @@
 """The Leaderboard's notice of systems that ties alone lift past others (ui.board.lifted_by_ties / lifted_line):
 a degenerate run whose tie range spans [0, 1] shares rank 1 with the best systems, and a first-time visitor must
 read why, not a bare "1" beside a constant scorer."""
-import itertools
 import math
 import re
 from pathlib import Path

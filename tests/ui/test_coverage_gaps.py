@@ -1,7 +1,6 @@
 """ui.coverage_gaps: the systems a two-precision comparison leaves out, and the precision each one lacks."""
 from __future__ import annotations
 
-import re
 
 import pandas as pd
 

@@ -4,10 +4,7 @@ outside the static folder above all."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from evalcore.store import Store
-from ui import data, warm_start
+from ui import warm_start
 from ui.navigation import MAIN_SCRIPT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,7 +206,7 @@ def test_the_server_prepares_the_default_view_before_any_browser_connects(tmp_pa
     try:
         _wait_for(lambda: _healthy(port), proc, log_path, "health")
         _wait_for(lambda: READY_LINE in log_path.read_text(), proc, log_path, "warm start")
-        line = next(l for l in log_path.read_text().splitlines() if READY_LINE in l)
+        line = next(text for text in log_path.read_text().splitlines() if READY_LINE in text)
         assert "Leaderboard of rar-b" in line, line
         _wait_for(lambda: "long-lived objects exempted" in log_path.read_text(), proc, log_path, "gc.freeze")
         assert "Traceback" not in log_path.read_text()
