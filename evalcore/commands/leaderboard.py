@@ -4,10 +4,14 @@ aggregate over tasks (RAR-b: the geometric mean G; R2MED: the arithmetic mean, i
 
 Every format carries every system: systems missing a task (or with no usable value for one) are not ranked;
 the table lists them after the ranked rows, CSV and LaTeX as rows with an empty rank and ``complete`` false,
-JSON under ``incomplete``. The table says which aggregate ranks and under which tie policy, and notes the
-pairs whose order by that tie policy differs from their order by expected values.
+JSON under ``incomplete``. Every ranked row carries its shared rank, rank range, interval over tasks (with its
+kind) and tier (:func:`evalcore.store.statistics.task_level`), and rows with per-query results their interval
+and rank range over queries and ties (``combined_*``); ``--seed``, ``--resamples``, ``--level`` and
+``--common-tasks`` are the dashboard's URL keys ``seed``, ``resamples``, ``level``, ``common``. The table says
+which aggregate ranks and under which tie policy, how many adjacent pairs differ, who could be first, and notes
+the pairs whose order by that tie policy differs from their order by expected values.
 
-``--candidate RUN`` (issue 20, :mod:`evalcore.candidate`) evaluates your run of the shipped tasks
+``--candidate RUN`` (:mod:`evalcore.candidate`) evaluates your run of the shipped tasks
 (``evalcore tasks export``) tie-aware against the shipped qrels and shows it on the board in memory (the data
 directory is not written): its row is marked, and the board adds bootstrap intervals and rank intervals.
 """

@@ -1,0 +1,61 @@
+"""What the task-level ranges cost: the default board (RAR-b · full · ndcg@10, 145 ranked × 17 tasks, 203
+systems in all) and R2MED's, with and without the resampling, in one run.
+
+- ``Store.leaderboard``: bootstrap=0 (no interval, rank range, tier or test) against the default 1,000
+  resamples — the engine's share of a first visit;
+- ``evalcore leaderboard`` end to end (a new process: imports, store load, board, printing) with
+  ``--resamples 0`` and ``--resamples 1000``; target: under 2 s with the ranges.
+
+    python bench/bench_board_ranges.py [--repeats 7]
+
+Prints a markdown table of medians (seconds).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def median_time(action, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--data", type=Path, default=ROOT / "data")
+    args = parser.parse_args()
+    from evalcore.store import Condition, Store
+
+    store = Store(args.data)
+    rows = ["| what | without ranges | with ranges (1,000 resamples) | added |", "|---|---|---|---|"]
+    for label, cond in (("Store.leaderboard, RAR-b full (145 × 17)", Condition("rar-b", instruction=None)),
+                        ("Store.leaderboard, R2MED (97 × 8)", Condition("r2med", instruction=None))):
+        store.leaderboard(cond, bootstrap=0)  # warm DuckDB
+        off = median_time(lambda: store.leaderboard(cond, bootstrap=0), args.repeats)
+        on = median_time(lambda: store.leaderboard(cond, bootstrap=1000), args.repeats)
+        rows.append(f"| {label} | {off:.3f} | {on:.3f} | {on - off:+.3f} |")
+    command = [sys.executable, "-m", "evalcore", "leaderboard", "--benchmark", "rar-b", "--data", str(args.data)]
+    runs = {}
+    for resamples in ("0", "1000"):
+        runs[resamples] = median_time(lambda: subprocess.run(command + ["--resamples", resamples], check=True,
+                                                             capture_output=True, cwd=ROOT), args.repeats)
+    rows.append(f"| `evalcore leaderboard --benchmark rar-b` (203 systems), new process | {runs['0']:.2f} | "
+                f"{runs['1000']:.2f} | {runs['1000'] - runs['0']:+.2f} |")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
