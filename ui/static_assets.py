@@ -22,9 +22,12 @@ from __future__ import annotations
 import logging
 import mimetypes
 import re
+import weakref
 from email.utils import formatdate
 from hashlib import md5
 from pathlib import Path
+
+from ui import memo
 
 LOG = logging.getLogger("tiebreak.app")
 CACHE_BYTES = 48 * 1024 * 1024
@@ -70,6 +73,20 @@ class _File:
         ]
 
 
+_MIDDLEWARES: weakref.WeakSet = weakref.WeakSet()
+
+
+def _forget_files() -> None:
+    for middleware in list(_MIDDLEWARES):
+        middleware.files.clear()
+        middleware.cached_bytes = 0
+
+
+memo.listed("Streamlit's static files", "ui/static_assets.py", "process",
+            "the file's path under Streamlit's static folder (content-hashed names); at most 48 MB",
+            clear=_forget_files, size=lambda: sum(len(middleware.files) for middleware in list(_MIDDLEWARES)))
+
+
 class StaticFromMemory:
     """ASGI middleware: see the module docstring."""
 
@@ -80,6 +97,7 @@ class StaticFromMemory:
         self.files: dict[str, _File] = {}
         self.cached_bytes = 0
         self._prefix: str | None = None
+        _MIDDLEWARES.add(self)
 
     async def __call__(self, scope, receive, send) -> None:
         found = self._file(scope) if scope["type"] == "http" and scope.get("method") == "GET" else None
