@@ -89,22 +89,14 @@ def _benchmarks_with_tasks(data_dir: Path) -> list[str]:
         return []
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _inputs_zip(data_dir: str, versions: tuple, benchmark: str, setting: str) -> bytes:
-    """The ``evalcore tasks export`` files as a zip, built once per version of the shipped task files."""
-    from evalcore.candidate import export_zip
-
-    return export_zip(data_dir, benchmark, setting)
-
-
 def _inputs_download(data_dir: Path, benchmark: str, setting: str) -> None:
     from evalcore.store.catalogue import TASKS_DIR
 
     folder = Path(data_dir) / TASKS_DIR / benchmark
     versions = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.parquet")))
     st.download_button(
-        f"Download the {SETTINGS[setting]} inputs (zip)", lambda: _inputs_zip(str(data_dir), versions, benchmark,
-                                                                              setting),
+        f"Download the {SETTINGS[setting]} inputs (zip)", lambda: data.inputs_zip(str(data_dir), versions,
+                                                                                  benchmark, setting),
         file_name=f"{benchmark}-{setting}-inputs.zip", mime="application/zip", icon=":material/download:",
         key="ev_inputs")
     what = ("`qid`, `docid`, `text`: each query's own candidates" if setting == "mcr"

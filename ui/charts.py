@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import html
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+
+from ui import memo
 
 # Categorical colours (Okabe–Ito-like, readable for colour-blind viewers); Streamlit's default is all blues.
 PALETTE = ["#334155", "#e69f00", "#0d9488", "#cc79a7", "#56b4e9", "#d55e00", "#009e73", "#f0e442", "#0072b2"]
@@ -31,8 +31,9 @@ def draw(figure, where=None) -> None:
 
 
 REMEMBERED_FIGURES = 64
-_figures: OrderedDict = OrderedDict()
-_figures_lock = threading.Lock()
+_figures = memo.Lru("a drawn figure", "ui/charts.py",
+                    "what the view names as the figure's key: the data snapshot, condition, systems and control "
+                    "values (none for a session's own uploaded run); the last 64", REMEMBERED_FIGURES)
 
 
 def draw_remembered(key: Hashable | None, build: Callable[[], object], where=None) -> None:
@@ -45,17 +46,11 @@ def draw_remembered(key: Hashable | None, build: Callable[[], object], where=Non
     if key is None:
         draw(build(), where)
         return
-    with _figures_lock:
-        figure = _figures.get(key)
-        if figure is not None:
-            _figures.move_to_end(key)
+    figure = _figures.get(key)
     if figure is None:
         figure = build()
         figure.update_layout(legend=LEGEND_ABOVE)
-        with _figures_lock:
-            _figures[key] = figure
-            while len(_figures) > REMEMBERED_FIGURES:
-                _figures.popitem(last=False)
+        _figures.put(key, figure)
     (where or st).plotly_chart(figure, width="stretch", config={"displaylogo": False})
 
 

@@ -7,10 +7,11 @@ its parquet files as the store loaded them), then asks questions of it::
     data = snapshot(data_dir)
     board = leaderboard(data, cond, systems=("e5-small", "bge-large"))
 
-**The one cache.** Each question's answer is kept by ``st.cache_data`` under *the snapshot and the question's
-arguments*: new, changed or removed files give a new fingerprint and thus fresh answers; the same question from
-any browser session is answered once. (The store itself is opened once per process and data folder,
-``st.cache_resource``, and rescanned when its files change.)
+**What is kept.** Each question's answer is kept (:func:`ui.memo.answers`, ``st.cache_data``) under *the
+snapshot and the question's arguments*: new, changed or removed files give a new fingerprint and thus fresh
+answers; the same question from any browser session is answered once. (The store itself is opened once per
+process and data folder, :func:`ui.memo.resource`, and rescanned when its files change.) Every memo of the
+dashboard is declared in :mod:`ui.memo`; :func:`clear_answers` clears them all.
 """
 from __future__ import annotations
 
@@ -28,10 +29,10 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 import pandas as pd
-import streamlit as st
 
 from evalcore.provenance import Provenance, load as load_provenance
 from evalcore.store import Condition, Gap, Leaderboard, LoadWarning, PairedTest, RankFlips, SkippedFile, Store, data_dir
+from ui import memo
 
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def data_dir_from(argv: list[str] | None = None, environ: dict | None = None) ->
     return data_dir(flag, default=DEFAULT_DATA_DIR, environ=environ).resolve()
 
 
-@functools.lru_cache(maxsize=8)
+@memo.derived("the --data flag", "ui/data.py", "the process's argv (parsed once per distinct argv)", maxsize=8)
 def _data_flag(argv: tuple[str, ...]) -> str | None:
     """The ``--data`` value of ``argv``, parsed once per distinct argv: every script run asks (twice), and a new
     ``ArgumentParser`` looks for gettext catalogues on disk each time (~3 ms of a ~45 ms rerun)."""
@@ -72,12 +73,18 @@ class Snapshot:
     (never in the shared answer cache)."""
 
 
-@st.cache_resource(show_spinner=False)
+@memo.resource("the store of a data folder", "ui/data.py",
+               "one per data folder path; it rescans the folder (at most every 2 s) and reloads when a parquet file "
+               "was added, removed or changed; its catalogue keeps each per-query file's sums and check verdict "
+               "under the file's path, size, mtime and inode, so a reload reads only the files that changed")
 def _store(data_dir: str) -> Store:
     return Store(data_dir)
 
 
 _last_scan: dict[str, tuple[float, str]] = {}  # data dir -> (when its files were last checked, fingerprint)
+memo.listed("a data folder's last scan", "ui/data.py", "process",
+            "the data folder path: when its files were last checked and their fingerprint then",
+            clear=_last_scan.clear, size=lambda: len(_last_scan))
 _rescan_lock = threading.Lock()
 
 
@@ -133,11 +140,22 @@ differ never share an answer). Streamlit's generic hashing of a dataclass walked
 ~0.1 ms per argument on every question of every rerun."""
 
 
-def _question(compute: Callable[P, R]) -> Callable[P, R]:
-    """``st.cache_data`` for one question. The cache key is every argument by name, in the signature's
-    order, defaults filled in (lists and sets as tuples): however a page spells the call, the same question
-    finds the same answer."""
-    cached = st.cache_data(show_spinner=False, max_entries=512, ttl=3600, hash_funcs=KEY_OF)(compute)
+_ANSWERS = memo.answers(
+    "each answer", "ui/data.py",
+    "the data folder and the fingerprint of its files at the last load, plus the question's arguments by name "
+    "(defaults filled in); at most 512 per question, for an hour", max_entries=512, ttl=3600, hash_funcs=KEY_OF)
+_FILE_ANSWERS = memo.answers(
+    "an answer read from other files", "ui/data.py",
+    "the files' paths with their size and modification time, plus the question's other arguments: a task's "
+    "texts and qrels (the task), the what-if's re-scored run (target precision, scoring, metric, tie policy)",
+    max_entries=512, ttl=3600, hash_funcs=KEY_OF)
+
+
+def _question(compute: Callable[P, R], kept=_ANSWERS) -> Callable[P, R]:
+    """One question, its answers kept by ``kept`` (:func:`ui.memo.answers`). The cache key is every argument by
+    name, in the signature's order, defaults filled in (lists and sets as tuples): however a page spells the
+    call, the same question finds the same answer."""
+    cached = kept(compute)
     signature = inspect.signature(compute)
 
     @functools.wraps(compute)
@@ -321,7 +339,7 @@ class TaskTexts:
 TASK_TEXT_TABLES = ("queries", "documents", "candidates", "qrels")
 
 
-@_question
+@functools.partial(_question, kept=_FILE_ANSWERS)
 def _task_texts(folder: str, versions: tuple, task: str) -> TaskTexts | None:
     import pyarrow.dataset as ds
 
@@ -355,7 +373,7 @@ def runs(data: Snapshot) -> pd.DataFrame:
     return _store_of(data).runs()
 
 
-@_question
+@functools.partial(_question, kept=_FILE_ANSWERS)
 def _rescored(run_path: str, qrels_path: str, versions: tuple, to: str, scoring: str, metric: str,
               tie_policy: str) -> pd.DataFrame:
     from evalcore.precision import what_if as rescore
@@ -370,9 +388,16 @@ def what_if(run_path: str, qrels_path: str, *, to: str, scoring: str, metric: st
     return _rescored(run_path, qrels_path, versions, to, scoring, metric, tie_policy)
 
 
+@memo.answers("the Evaluate page's inputs zip", "ui/data.py",
+              "the data folder, the version (size, mtime) of each shipped task file, the benchmark and setting; "
+              "the last 8", max_entries=8)
+def inputs_zip(data_dir: str, versions: tuple, benchmark: str, setting: str) -> bytes:
+    """The ``evalcore tasks export`` files as a zip, built once per version of the shipped task files."""
+    from evalcore.candidate import export_zip
+
+    return export_zip(data_dir, benchmark, setting)
+
+
 def clear_answers() -> None:
-    """Forget every cached answer (tests)."""
-    for question in (facets, systems, leaderboard, tie_summary, rank_flips, instruction_gap, mcr_vs_full,
-                     per_task, query_diff, paired_test, runs, _rescored, coverage, precision_kinds, task_table, provenance,
-                     _task_texts):
-        question.clear()  # type: ignore[attr-defined]
+    """Forget everything the dashboard keeps in memory: every memo in :data:`ui.memo.REGISTRY` (tests)."""
+    memo.clear_all()

@@ -5,9 +5,9 @@ Every view gets its snapshot without any code of its own: the frame (``ui/naviga
 inside :func:`recording`, and Streamlit's element functions that carry a view's content — ``title``,
 ``header``, ``subheader``, the texts (``markdown``, ``caption``, ``info``, ``warning``, ``error``, ``success``),
 ``metric``, ``dataframe``, ``plotly_chart`` and ``html`` — note what they were
-given, in order, before drawing it unchanged. They are wrapped once per process (:func:`install`, public
-names only: the methods of the class of ``st.sidebar`` and the ``st.*`` functions bound to the main area); a
-wrapper records only on the thread of a script run inside :func:`recording` (each session's script runs on
+given, in order, before drawing it unchanged. They are wrapped once per process (:func:`install`: the methods of the
+class of ``st.sidebar`` and the ``st.*`` functions bound to the main area, through
+:func:`ui.internals.wrap_element_functions`, the one place that replaces Streamlit's functions); a wrapper records only on the thread of a script run inside :func:`recording` (each session's script runs on
 its own thread), and a recording that fails is logged and never stops the page. Recording keeps references
 (no copy, no formatting): the snapshot is built only when the button is clicked (deferred download data), so
 a run that is not downloaded pays a few microseconds per element.
@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ui import snapshot
+from ui import internals, snapshot
 
 LOG = logging.getLogger("tiebreak.app")
 ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "metric",
@@ -35,8 +35,6 @@ ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "warn
 TEXTS = ("markdown", "caption", "info", "warning", "error", "success")
 BUTTON = "Download this view (HTML)"
 _LOCAL = threading.local()
-_INSTALL_LOCK = threading.Lock()
-_SIGNATURES: dict[str, inspect.Signature] = {}
 
 
 class Drawn:
@@ -63,33 +61,26 @@ class Drawn:
 
 
 def install() -> None:
-    """Wrap the recorded element functions (once per process; later calls do nothing)."""
-    with _INSTALL_LOCK:
-        generator = type(st.sidebar)
-        main = st.title.__self__  # the main area, which st.title / st.dataframe / … draw into
-        for name in ELEMENTS:
-            original = getattr(generator, name)
-            if getattr(original, "tiebreak_recorded", False):
-                continue
-            _SIGNATURES[name] = inspect.signature(original)
-            setattr(generator, name, _recording_wrapper(name, original))
-            setattr(st, name, getattr(main, name))
+    """Wrap the recorded element functions (once per process; later calls do nothing):
+    :func:`ui.internals.wrap_element_functions`."""
+    internals.wrap_element_functions(ELEMENTS, _recording_wrapper)
 
 
 def _recording_wrapper(name: str, original):
+    signature = inspect.signature(original)
+
     @functools.wraps(original)
     def element(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
         drawn = getattr(_LOCAL, "drawn", None)
         if drawn is not None and self is not st.sidebar:
             try:
-                bound = _SIGNATURES[name].bind(self, *args, **kwargs)
+                bound = signature.bind(self, *args, **kwargs)
                 drawn.elements.append((name, dict(list(bound.arguments.items())[1:])))
             except Exception:
                 LOG.exception("snapshot: could not record a %s", name)
         return result
 
-    element.tiebreak_recorded = True
     return element
 
 

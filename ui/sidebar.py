@@ -15,8 +15,6 @@ it, and a visitor's choice it cannot show moves to the nearest one that has it â
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, glossary, state, words
+from ui import data, glossary, memo, state, words
 
 SETTING_LABELS = {"full": "Full retrieval", "full-pooled": "Full (pooled candidates)", "mcr": "Multiple choice (MCR)"}
 INSTRUCTION_CHOICES = {"any": None, "without": False, "with": True}
@@ -359,17 +357,20 @@ def _why_not(control: Control, value: str, chosen: Mapping[str, str], exists: bo
 
 def choose_view_condition(facets: dict, chooser: Chooser = by_default, need: Need | None = None,
                           coverage: pd.DataFrame | None = None, view_title: str = "This view",
-                          labels: Mapping[str, Callable[[str], str]] | None = None) -> Chosen:
+                          labels: Mapping[str, Callable[[str], str]] | None = None,
+                          good: pd.DataFrame | None = None) -> Chosen:
     """The condition, one control after the other (each one's options depend on the choices before it).
 
     Without a ``need`` every control offers what exists under the choices before it. With one, a control
     offers only values under which some condition has what the view needs (``need.rows(coverage)``), and a
     wanted value it cannot offer moves to the nearest one it can (a soft need only moves a first visit's
-    defaults). Fields the view ignores are shown as text. ``cond`` is None when there are no results."""
+    defaults). Fields the view ignores are shown as text. ``cond`` is None when there are no results.
+    ``good``: ``need.rows(coverage)`` when the caller already has it (:func:`need_rows`), else computed here."""
     conditions = facets.get("conditions")
     if not facets.get("benchmarks") or conditions is None or conditions.empty:
         return Chosen(None)
-    good = need.rows(coverage) if (need is not None and coverage is not None) else None
+    if good is None and need is not None and coverage is not None:
+        good = need.rows(coverage)
     unmet = good is not None and good.empty
     good = None if (good is None or unmet) else _Rows.of(good)
     conditions = _Rows.of(conditions)
@@ -443,7 +444,9 @@ def precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: M
     return _precision_label(snapshot, conditions, chosen, precision)
 
 
-@functools.lru_cache(maxsize=1024)
+@memo.derived("a precision's label", "ui/sidebar.py",
+              "the data snapshot (folder and fingerprint), benchmark, setting and precision; at most 1024",
+              maxsize=1024)
 def _label_remembered(snapshot: data.Snapshot, benchmark: str | None, setting: str | None, precision: str) -> str:
     return _precision_label(snapshot, data.facets(snapshot)["conditions"],
                             {"benchmark": benchmark, "setting": setting}, precision)
@@ -457,15 +460,12 @@ def need_rows(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd.DataFra
     return _rows_of_snapshot(snapshot, rows)
 
 
-def _rows_remembered(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd.DataFrame],
-                     coverage: pd.DataFrame) -> pd.DataFrame:
-    """``rows(coverage)`` of a view's :class:`Need`, once per snapshot (``coverage`` is that snapshot's)."""
-    return _rows_of_snapshot(snapshot, rows)
-
-
-@functools.lru_cache(maxsize=64)
+@memo.derived("a view's needed rows", "ui/sidebar.py",
+              "the data snapshot (folder and fingerprint) and the view's rows function (e.g. "
+              "rows_with_two_precisions); at most 64", maxsize=64)
 def _rows_of_snapshot(snapshot: data.Snapshot, rows: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
     return rows(data.coverage(snapshot))
+
 
 
 def _conditions_at(conditions: pd.DataFrame, benchmark: str | None, setting: str | None,
@@ -511,12 +511,10 @@ def view(need: Need | None = None, title: str = "This view") -> View:
         st.sidebar.info("No results found in the data folder. See the page for how to add some.")
         return selected
     st.sidebar.markdown("**What to evaluate**")
-    coverage = data.coverage(snapshot) if need is not None else None
-    if need is not None and not snapshot.overlay:  # the same for every session of this data: computed once
-        need = dataclasses.replace(need, rows=functools.partial(_rows_remembered, snapshot, need.rows))
+    good = need_rows(snapshot, need.rows) if need is not None else None  # remembered per snapshot
     chooser = _Tracking()
     labels = {"precision": lambda p: precision_label(snapshot, facets["conditions"], chooser.chosen, p)}
-    chosen = choose_view_condition(facets, chooser, need, coverage, title, labels)
+    chosen = choose_view_condition(facets, chooser, need, None, title, labels, good)
     selected.cond, selected.moved, selected.need_unmet = chosen.cond, chosen.moved, chosen.unmet
     selected.tasks = list((facets.get("by_benchmark") or {}).get(selected.cond.benchmark, {}).get("tasks") or [])
     selected.systems, selected.filter_summary = _system_filters(snapshot, facets, selected.cond.benchmark)

@@ -22,9 +22,11 @@ from __future__ import annotations
 import logging
 import mimetypes
 import re
+import weakref
 from email.utils import formatdate
-from hashlib import md5
 from pathlib import Path
+
+from ui import internals, memo
 
 LOG = logging.getLogger("tiebreak.app")
 CACHE_BYTES = 48 * 1024 * 1024
@@ -34,10 +36,9 @@ _NAME = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
 
 
 def static_folder() -> Path:
-    """The ``static/`` folder of Streamlit's frontend build (inside the installed package)."""
-    import streamlit
-
-    return Path(streamlit.__file__).resolve().parent / "static" / "static"
+    """The ``static/`` folder of Streamlit's frontend build (inside the installed package):
+    :func:`ui.internals.streamlit_static_folder`."""
+    return internals.streamlit_static_folder()
 
 
 def _base_path() -> str:
@@ -56,7 +57,7 @@ class _File:
         self.body = path.read_bytes()
         # Starlette's FileResponse: the same ETag and Last-Modified for the same file, so a browser revalidating
         # what Streamlit served gets the same answer here
-        self.etag = f'"{md5(f"{info.st_mtime}-{info.st_size}".encode(), usedforsecurity=False).hexdigest()}"'
+        self.etag = internals.starlette_etag(info.st_mtime, info.st_size)
         media_type = mimetypes.guess_type(path.name)[0] or "text/plain"
         if media_type.startswith("text/"):  # as Starlette's Response adds it
             media_type += "; charset=utf-8"
@@ -70,6 +71,20 @@ class _File:
         ]
 
 
+_MIDDLEWARES: weakref.WeakSet = weakref.WeakSet()
+
+
+def _forget_files() -> None:
+    for middleware in list(_MIDDLEWARES):
+        middleware.files.clear()
+        middleware.cached_bytes = 0
+
+
+memo.listed("Streamlit's static files", "ui/static_assets.py", "process",
+            "the file's path under Streamlit's static folder (content-hashed names); at most 48 MB",
+            clear=_forget_files, size=lambda: sum(len(middleware.files) for middleware in list(_MIDDLEWARES)))
+
+
 class StaticFromMemory:
     """ASGI middleware: see the module docstring."""
 
@@ -80,6 +95,7 @@ class StaticFromMemory:
         self.files: dict[str, _File] = {}
         self.cached_bytes = 0
         self._prefix: str | None = None
+        _MIDDLEWARES.add(self)
 
     async def __call__(self, scope, receive, send) -> None:
         found = self._file(scope) if scope["type"] == "http" and scope.get("method") == "GET" else None

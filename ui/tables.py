@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.csv_export import to_csv_text
+from ui import internals
 
 HEAT_LEVELS = 16
 """Shades per heat-shaded column. Each distinct shade is one CSS rule sent to the browser: continuous shades
@@ -76,20 +77,16 @@ def heat_rules(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict]:
 
 
 def _with_precomputed_rendering(styler, frame: pd.DataFrame, columns: Sequence[str]):
-    """The dashboard's one private hook (kept because it measurably matters; pinned in requirements.txt to the
-    tested Streamlit and pandas minor versions; ``tests/ui/test_tables.py`` fails when it stops working).
+    """``styler`` answering Streamlit's rendering calls with the shading's rules (:func:`heat_rules`) and no
+    display text, through :func:`ui.internals.answer_styler_rendering` (kept because it measurably matters).
 
-    ``st.dataframe`` draws a Styler from pandas' private ``Styler._compute()`` / ``_translate()``: the CSS and
-    the display text of every cell, built cell by cell, then matched by Streamlit cell by cell. For the
+    ``st.dataframe`` draws a Styler from pandas' ``Styler._compute()`` / ``_translate()``: the CSS and the
+    display text of every cell, built cell by cell, then matched by Streamlit cell by cell. For the
     Leaderboard's 100 × 35 table that is ~0.03 s of every rerun on an idle machine and ~60% of a cached
-    rerun's Python time (bench/RESULTS.md). The shading is at most HEAT_LEVELS + 1 CSS rules, so the two calls
-    are answered with those rules, built with numpy, and no display text: the grid formats numbers with
-    ``column_config``, not with a Styler's text. ``Styler.apply`` stays registered, so if Streamlit stopped
-    calling ``_translate`` the shading would still be right, only slower."""
-    rendered = {"cellstyle": heat_rules(frame, columns), "table_styles": [], "body": []}
-    styler._compute = lambda: styler  # type: ignore[method-assign]
-    styler._translate = lambda *args, **kwargs: rendered  # type: ignore[method-assign]
-    return styler
+    rerun's Python time (bench/RESULTS.md). The shading is at most HEAT_LEVELS + 1 CSS rules, built with numpy;
+    the grid formats numbers with ``column_config``, not with a Styler's text."""
+    return internals.answer_styler_rendering(
+        styler, {"cellstyle": heat_rules(frame, columns), "table_styles": [], "body": []})
 
 
 def number(label: str, digits: int = 4, **options):

@@ -35,6 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ui import words
+from ui.memo import listed
 from ui.upload_eval import SOURCE
 
 LOG = logging.getLogger("tiebreak.app")
@@ -215,6 +216,21 @@ def memo() -> OrderedDict:
     if state is None:
         return OrderedDict()
     return state.setdefault(_MEMO_KEY, OrderedDict())
+
+
+def _forget_answers() -> None:
+    state = _session()
+    if state is not None:
+        for key in (_OVERLAY_KEY, _MEMO_KEY):
+            state.pop(key, None)
+
+
+listed("a visitor's uploaded run: its overlay and answers", "ui/upload.py", "session",
+       "the snapshot's overlay (a digest of the rows and what the visitor said about them) with the question's "
+       "arguments; the Store.with_overlay view is rebuilt when the folder's fingerprint changes; at most 64 "
+       "answers, never in the shared answer cache, never on disk; a reload, Remove or a new upload forgets "
+       "them", clear=_forget_answers,
+       size=lambda: 0 if _session() is None else sum(key in _session() for key in (_OVERLAY_KEY, _MEMO_KEY)))
 
 
 def remember(key, compute):

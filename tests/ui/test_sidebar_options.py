@@ -86,7 +86,7 @@ def test_remembered_precision_labels_and_need_rows_equal_the_computed_ones(fresh
     coverage = data.coverage(snap)
     for rows in (sidebar.rows_with_query_data, sidebar.rows_with_two_precisions, sidebar.rows_with_both_settings,
                  sidebar.rows_with_both_instructions, sidebar.rows_with_two_systems_with_query_data):
-        pd.testing.assert_frame_equal(sidebar._rows_remembered(snap, rows, coverage), rows(coverage))
+        pd.testing.assert_frame_equal(sidebar.need_rows(snap, rows), rows(coverage))
 
 
 def test_matching_rows_equal_the_pandas_definition():
