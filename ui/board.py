@@ -5,7 +5,6 @@ only picks, labels and words them. The page script (``pages/leaderboard.py``) dr
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -16,7 +15,7 @@ from evalcore.aggregate import AGGREGATES, geometric_mean, official_aggregate
 from evalcore.model_names import same_model_groups
 from evalcore.separability import real_pareto_front
 from evalcore.store import Condition, Leaderboard
-from ui import charts, data, glossary, hints, state, tables, words
+from ui import charts, data, glossary, hints, memo, state, tables, words
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
@@ -378,7 +377,9 @@ def pointer_for(snapshot: data.Snapshot, cond: Condition, board: Leaderboard) ->
     return _remembered_pointer(snapshot, cond, here)
 
 
-@functools.lru_cache(maxsize=256)
+@memo.derived("a Leaderboard's per-query pointer", "ui/board.py",
+              "the data snapshot, the condition and whether the board has per-query data here; at most 256",
+              maxsize=256)
 def _remembered_pointer(snapshot: data.Snapshot, cond: Condition, here: bool) -> Pointer:
     return _pointer(data.coverage(snapshot), cond, here)
 

@@ -189,10 +189,6 @@ _list_lru("a metric's boundedness", "evalcore/store/catalogue.py",
 _list_lru("the BLAS thread controller", "evalcore/aggregate.py",
           "none: one threadpoolctl controller per process (it inspects the loaded libraries once)",
           "evalcore.aggregate", "_blas_controller")
-# ui/board.py keeps its own lru_cache (being rewritten: it moves to derived() then); listed here so it is cleared
-_list_lru("a Leaderboard's per-query pointer", "ui/board.py",
-          "the data snapshot, the condition and whether the board has per-query data here; at most 256",
-          "ui.board", "_remembered_pointer")
 listed("a per-query file's sums", "evalcore/store/derived.py", "disk",
        "derived data, in the repository for the shipped data/: the source file's sha256 and size and the format "
        "version (query-sums/1), in the footer of "
