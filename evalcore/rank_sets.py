@@ -38,7 +38,7 @@ redone with exact ranks (tests/test_rank_sets.py checks both against brute force
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -147,6 +147,12 @@ class _Band:
     capped: np.ndarray
     level: float
     n_tasks: int
+    factors: dict = field(default_factory=dict)  # tail count -> expansion, computed once per board
+
+    def factor(self, k: int) -> float:
+        if k not in self.factors:
+            self.factors[k] = expansion(tail_of(k, self.rows.shape[1]), self.n_tasks)
+        return self.factors[k]
 
     def step_down(self, i: int, partners: np.ndarray, pairs: np.ndarray, point: np.ndarray, above: np.ndarray,
                   below: np.ndarray) -> None:
@@ -163,7 +169,7 @@ class _Band:
                     exact = extremeness(self.rows[pairs], self.sorted_rows[pairs])
                 k = calibrated_tail(exact[active], self.level)
             low_stored, high_stored = self.sorted_rows[pairs, k], self.sorted_rows[pairs, n - 1 - k]
-            factor = expansion(tail_of(k, n), self.n_tasks)
+            factor = self.factor(k)
             low = np.minimum(np.where(sign > 0, low_stored, -high_stored), point)
             high = np.maximum(np.where(sign > 0, high_stored, -low_stored), point)
             new_above = active & (point + factor * (low - point) > 0)

@@ -31,7 +31,9 @@ better than it (the rank sets' simultaneous comparison, :mod:`evalcore.rank_sets
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,8 +83,8 @@ def sign_flip_p_values(differences: np.ndarray, seed: int = 0, signs: tuple | No
     observed = np.abs(rows.sum(axis=1))
     tolerance = 1e-9 * np.abs(rows).sum(axis=1) + 1e-15  # sums equal up to rounding count as extreme
     extreme = np.zeros(rows.shape[0], dtype=np.int64)
-    with single_threaded_blas():  # small products: one thread is faster and gives the same bits everywhere
-        for start in range(0, signs.shape[0], 4096):
+    with contextlib.nullcontext() if _PINNED.active else single_threaded_blas():  # small products: one thread
+        for start in range(0, signs.shape[0], 4096):                            # is faster, same bits everywhere
             flipped = np.abs(signs[start:start + 4096] @ rows.T)  # (flips × pairs)
             extreme += (flipped >= observed - tolerance).sum(axis=0)
     n = signs.shape[0]
@@ -141,6 +143,13 @@ def tiers(order: np.ndarray, scores: np.ndarray, aggregate: str, seed: int = 0, 
     scores = np.asarray(scores, dtype=np.float64)
     tier = np.zeros(scores.shape[0], dtype=np.int64)
     signs = sign_vectors(scores.shape[1], seed)
+    with _pinned_blas():
+        _walk(order, scores, aggregate, seed, alpha, chunk, signs, tier)
+    return tier
+
+
+def _walk(order, scores, aggregate, seed, alpha, chunk, signs, tier) -> None:
+    """:func:`tiers`' walk, filling ``tier`` in place."""
     position, current = 0, 0
     while position < len(order):
         current += 1
@@ -157,7 +166,24 @@ def tiers(order: np.ndarray, scores: np.ndarray, aggregate: str, seed: int = 0, 
             position += joined.size
             if differs.size:
                 break
-    return tier
+
+
+class _Pinned(threading.local):
+    active = False
+
+
+_PINNED = _Pinned()
+
+
+@contextlib.contextmanager
+def _pinned_blas():
+    """One BLAS thread for a block of many small sign-flip products (entering the limit once, not per call)."""
+    with single_threaded_blas():
+        _PINNED.active = True
+        try:
+            yield
+        finally:
+            _PINNED.active = False
 
 
 def real_pareto_front(sizes: np.ndarray, surely_above: np.ndarray) -> np.ndarray:

@@ -113,3 +113,26 @@ def test_adjacent_test_over_queries_agrees_with_the_randomization_test(shipped):
         test = shipped.paired_test(row.system_1, row.system_2, cond, n_resamples=20000, value="expected")
         assert row.p_value == pytest.approx(test.p_value, abs=0.01 + 0.2 * test.p_value)
     np.testing.assert_allclose(board.adjacent["adjusted"], aggregate.holm_adjusted(board.adjacent["p_value"]))
+
+
+def test_the_run_time_cache_gives_back_the_same_board(tmp_path, monkeypatch):
+    """With $TIEBREAK_CACHE a restarted server reads the ranges over tasks back instead of resampling: the same
+    columns, the same tests; a changed parameter is a new entry."""
+    cond = Condition("rar-b", "ndcg@10", "full", None)
+    plain = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
+    monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path))
+    written = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
+    entries = list((tmp_path / "intervals").glob("*.json"))
+    assert len(entries) == 1
+    from evalcore.store import statistics
+
+    monkeypatch.setattr(statistics, "task_level", lambda *a, **k: pytest.fail("computed, not read back"))
+    read = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
+    for board in (written, read):
+        pd.testing.assert_frame_equal(board.ranked, plain.ranked)
+        pd.testing.assert_frame_equal(board.adjacent, plain.adjacent)
+        assert (board.surely_above == plain.surely_above).all()
+    monkeypatch.undo()
+    monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path))
+    Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=3)
+    assert len(list((tmp_path / "intervals").glob("*.json"))) == 2

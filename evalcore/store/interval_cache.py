@@ -1,5 +1,6 @@
-"""The store's one run-time cache: Leaderboard bootstrap intervals, kept across processes in a folder the
-deployment names (``$TIEBREAK_CACHE``; unset: nowhere).
+"""The store's one run-time cache: Leaderboard bootstrap intervals, and the task-level intervals, rank ranges,
+tiers and tests of a board (:func:`read_arrays` / :func:`write_arrays`, keyed by the board's task scores
+themselves), kept across processes in a folder the deployment names (``$TIEBREAK_CACHE``; unset: nowhere).
 
 **Key, in one sentence**: the question (condition, systems with their instruction states, tasks, resamples,
 seed), the sha256 of every per-query file it reads, and the version of the computation (:data:`VERSION`, with
@@ -106,3 +107,33 @@ def _prune(place: Path) -> None:
             os.unlink(path)
         except OSError:
             continue
+
+
+def read_arrays(text: str) -> dict[str, list] | None:
+    """The arrays stored under this very key by :func:`write_arrays` (name → nested lists), or None."""
+    entry = _entry(text)
+    if entry is None:
+        return None
+    try:
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("key") != text or not isinstance(stored.get("arrays"), dict):
+        return None
+    return stored["arrays"]
+
+
+def write_arrays(text: str, arrays: dict[str, np.ndarray]) -> None:
+    """Store named arrays (numbers, booleans or strings) under the key ``text``, as :func:`write` does."""
+    entry = _entry(text)
+    if entry is None:
+        return
+    from evalcore.errors import OutputError
+    from evalcore.formats import atomic_path
+
+    payload = json.dumps({"key": text, "arrays": {name: np.asarray(value).tolist() for name, value in arrays.items()}})
+    try:
+        with atomic_path(entry, "interval cache entry") as temporary:
+            temporary.write_text(payload, encoding="utf-8")
+    except (OutputError, OSError) as exc:
+        log.debug("interval cache entry %s not written: %s", entry, exc)

@@ -217,6 +217,57 @@ def task_level(ranked: pd.DataFrame, task_labels: list[str], ranked_by: str, n: 
     return TaskLevel(columns, sets.above, adjacent)
 
 
+TASK_LEVEL_VERSION = 1
+"""Bump whenever a change alters what :func:`task_level` answers for the same scores and parameters."""
+
+
+def cached_task_level(ranked: pd.DataFrame, task_labels: list[str], ranked_by: str, n: int, seed: int, level: float,
+                      query_p_values: np.ndarray | None = None) -> TaskLevel:
+    """:func:`task_level`, read from and written to the run-time cache (:mod:`evalcore.store.interval_cache`)
+    when the deployment names one. The key holds the task scores themselves (their sha256), the systems' names
+    and order, the aggregate, the parameters and the adjacent p-values over queries: the same board, the same
+    answer."""
+    if interval_cache.folder() is None or n <= 0 or len(ranked) == 0 or not task_labels:
+        return task_level(ranked, task_labels, ranked_by, n, seed, level, query_p_values)
+    import hashlib
+
+    scores = np.ascontiguousarray(ranked[list(task_labels) + ["G", "mean"]].to_numpy(dtype=np.float64))
+    question = {"kind": "task_level", "version": TASK_LEVEL_VERSION, "systems": ranked["system"].tolist(),
+                "tasks": list(task_labels), "ranked_by": ranked_by, "resamples": int(n), "seed": int(seed),
+                "level": float(level), "scores": hashlib.sha256(scores.tobytes()).hexdigest(),
+                "query_p": None if query_p_values is None else [None if np.isnan(v) else float(v)
+                                                                for v in query_p_values]}
+    text = interval_cache.key(question, [])
+    stored = interval_cache.read_arrays(text)
+    size = len(ranked)
+    if stored is not None:
+        try:
+            return _task_level_from(stored, size)
+        except (KeyError, TypeError, ValueError):
+            pass
+    found = task_level(ranked, task_labels, ranked_by, n, seed, level, query_p_values)
+    adjacent = found.adjacent
+    interval_cache.write_arrays(text, {**found.columns, "surely_above": found.surely_above,
+                                       "first": adjacent.first, "second": adjacent.second,
+                                       "p_value": adjacent.p_value, "adjusted": adjacent.adjusted,
+                                       "differ": adjacent.differ, "kind": adjacent.kind.astype(str)})
+    return found
+
+
+def _task_level_from(stored: dict, size: int) -> TaskLevel:
+    """A :class:`TaskLevel` from a cache entry's arrays (ValueError when they do not fit ``size`` systems)."""
+    kinds = {"shared_rank": np.int64, "tier": np.int64, "could_be_first": bool}
+    columns = {name: np.asarray(stored[name], dtype=kinds.get(name, np.float64)) for name in TASK_LEVEL_COLUMNS}
+    above = np.asarray(stored["surely_above"], dtype=bool).reshape(size, size)
+    if any(values.shape != (size,) for values in columns.values()):
+        raise ValueError("a cache entry of another board")
+    adjacent = separability.AdjacentPairs(
+        np.asarray(stored["first"], dtype=np.int64), np.asarray(stored["second"], dtype=np.int64),
+        np.asarray(stored["p_value"], dtype=np.float64), np.asarray(stored["adjusted"], dtype=np.float64),
+        np.asarray(stored["differ"], dtype=bool), np.asarray(stored["kind"], dtype=object))
+    return TaskLevel(columns, above, adjacent)
+
+
 def adjacent_query_p_values(db: Database, cond: Condition, ranked: pd.DataFrame, tasks: list[str],
                             instruction_of: pd.Series | None) -> np.ndarray:
     """Per adjacent pair of ``ranked`` (its rows' order), the p-value over queries where both systems have

@@ -78,7 +78,7 @@ def test_clear_answers_empties_every_registered_memo(synthetic_dir, tmp_path, mo
     assert {name: m.size() for name, m in registry.items() if m.scope != "disk"} == dict.fromkeys(kept, 0)
     assert alive[0].files == {}
     assert {m.name for m in registry.values() if m.scope == "disk"} == {
-        "a per-query file's sums", "a Leaderboard's bootstrap intervals"}
+        "a per-query file's sums", "a Leaderboard's bootstrap intervals", "a Leaderboard's ranges over tasks"}
 
 
 def _memo_makers(path: Path) -> list[str]:
