@@ -75,10 +75,11 @@ def aggregate_samples(scores: np.ndarray, counts: np.ndarray, aggregate: str) ->
 
 
 def score_intervals(samples: np.ndarray, points: np.ndarray, n_tasks: int,
-                    level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+                    level: float = 0.95, upper: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
     """Per system (row of ``samples``; ``points`` its aggregate on the benchmark's own tasks), the expanded
     percentile interval at ``level`` (:func:`expansion`): point + f · (percentile − point) on each side,
-    clipped to [0, ∞) (scores are ≥ 0). NaN with fewer than two tasks."""
+    clipped to [0, ``upper``] (scores are ≥ 0; a metric bounded by one has an aggregate ≤ 1, which the
+    expansion with very few tasks could otherwise pass). NaN with fewer than two tasks."""
     if not 0.0 < level < 1.0:
         raise ValueError("level must lie strictly between 0 and 1")
     samples = np.asarray(samples, dtype=np.float64)
@@ -92,7 +93,7 @@ def score_intervals(samples: np.ndarray, points: np.ndarray, n_tasks: int,
     factor = expansion(tail_of(k, n), n_tasks)
     lo = points + factor * (np.minimum(ordered[:, k], points) - points)
     hi = points + factor * (np.maximum(ordered[:, n - 1 - k], points) - points)
-    return np.maximum(lo, 0.0), hi
+    return np.maximum(lo, 0.0), np.minimum(hi, upper)
 
 
 # -- the small-sample expansion ------------------------------------------------------------------------------

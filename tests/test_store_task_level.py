@@ -136,3 +136,14 @@ def test_the_run_time_cache_gives_back_the_same_board(tmp_path, monkeypatch):
     monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path))
     Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=3)
     assert len(list((tmp_path / "intervals").glob("*.json"))) == 2
+
+
+def test_an_interval_over_few_tasks_stays_inside_the_metrics_range(shipped):
+    """Three common tasks make the t expansion large: an nDCG aggregate's interval must still end at 1."""
+    cond = Condition("rar-b", "ndcg@10", "full", None)
+    voyage = [s for s in shipped.systems(search="voyage")["system"]]
+    board = shipped.leaderboard(cond, systems=voyage, bootstrap=300, common_tasks=True)
+    assert len(board.task_names) <= 4 and len(board.ranked) == board.common_tasks.n_systems >= 5
+    for agg in ("G", "mean"):
+        assert (board.ranked[f"{agg}_task_hi"] <= 1.0).all() and (board.ranked[f"{agg}_task_lo"] >= 0.0).all()
+    assert (board.ranked["G_task_hi"] == 1.0).any(), "the bound is reached, so the clip is what holds it"

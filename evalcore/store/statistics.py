@@ -186,11 +186,12 @@ class TaskLevel:
 
 
 def task_level(ranked: pd.DataFrame, task_labels: list[str], ranked_by: str, n: int, seed: int, level: float,
-               query_p_values: np.ndarray | None = None) -> TaskLevel:
+               query_p_values: np.ndarray | None = None, upper: float = math.inf) -> TaskLevel:
     """The task-level interval of G and of the mean, the rank set of ``ranked_by`` (shared_rank = rank_lo =
     1 + the systems surely better; rank_hi), the tier and "could be #1" of every ranked row, and the adjacent
     pairs' tests (``query_p_values``: one per adjacent pair, over queries where both have per-query data, NaN
-    elsewhere). ``n`` = 0 resamples: no interval, shared_rank the competition rank, tier 0."""
+    elsewhere; ``upper``: the largest value the metric takes, where it has one). ``n`` = 0 resamples: no interval,
+    shared_rank the competition rank, tier 0."""
     size = len(ranked)
     nan = np.full(size, np.nan)
     columns = {"G_task_lo": nan, "G_task_hi": nan.copy(), "mean_task_lo": nan.copy(), "mean_task_hi": nan.copy(),
@@ -204,7 +205,8 @@ def task_level(ranked: pd.DataFrame, task_labels: list[str], ranked_by: str, n: 
     counts = task_resampling.resample_counts(n_tasks, n, seed)
     for name in ("G", "mean"):
         samples = task_resampling.aggregate_samples(scores, counts, name)
-        lo, hi = task_resampling.score_intervals(samples, ranked[name].to_numpy(dtype=np.float64), n_tasks, level)
+        lo, hi = task_resampling.score_intervals(samples, ranked[name].to_numpy(dtype=np.float64), n_tasks, level,
+                                                 upper)
         columns[f"{name}_task_lo"], columns[f"{name}_task_hi"] = lo, hi
         if name == ranked_by:
             sets = rank_sets.rank_sets(samples, ranked[name].to_numpy(dtype=np.float64), n_tasks, level)
@@ -222,19 +224,20 @@ TASK_LEVEL_VERSION = 1
 
 
 def cached_task_level(ranked: pd.DataFrame, task_labels: list[str], ranked_by: str, n: int, seed: int, level: float,
-                      query_p_values: np.ndarray | None = None) -> TaskLevel:
+                      query_p_values: np.ndarray | None = None, upper: float = math.inf) -> TaskLevel:
     """:func:`task_level`, read from and written to the run-time cache (:mod:`evalcore.store.interval_cache`)
     when the deployment names one. The key holds the task scores themselves (their sha256), the systems' names
     and order, the aggregate, the parameters and the adjacent p-values over queries: the same board, the same
     answer."""
     if interval_cache.folder() is None or n <= 0 or len(ranked) == 0 or not task_labels:
-        return task_level(ranked, task_labels, ranked_by, n, seed, level, query_p_values)
+        return task_level(ranked, task_labels, ranked_by, n, seed, level, query_p_values, upper)
     import hashlib
 
     scores = np.ascontiguousarray(ranked[list(task_labels) + ["G", "mean"]].to_numpy(dtype=np.float64))
     question = {"kind": "task_level", "version": TASK_LEVEL_VERSION, "systems": ranked["system"].tolist(),
                 "tasks": list(task_labels), "ranked_by": ranked_by, "resamples": int(n), "seed": int(seed),
-                "level": float(level), "scores": hashlib.sha256(scores.tobytes()).hexdigest(),
+                "level": float(level), "upper": None if math.isinf(upper) else float(upper),
+                "scores": hashlib.sha256(scores.tobytes()).hexdigest(),
                 "query_p": None if query_p_values is None else [None if np.isnan(v) else float(v)
                                                                 for v in query_p_values]}
     text = interval_cache.key(question, [])
@@ -245,7 +248,7 @@ def cached_task_level(ranked: pd.DataFrame, task_labels: list[str], ranked_by: s
             return _task_level_from(stored, size)
         except (KeyError, TypeError, ValueError):
             pass
-    found = task_level(ranked, task_labels, ranked_by, n, seed, level, query_p_values)
+    found = task_level(ranked, task_labels, ranked_by, n, seed, level, query_p_values, upper)
     adjacent = found.adjacent
     interval_cache.write_arrays(text, {**found.columns, "surely_above": found.surely_above,
                                        "first": adjacent.first, "second": adjacent.second,
