@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalcore import aggregate  # noqa: E402
-from evalcore.store import Condition, Store, derived  # noqa: E402
+from evalcore.store import Condition, Store, derivation, derived  # noqa: E402
 
 PRECISIONS = ("bf16", "bf16+hps", "fp16", "fp32")
 N_TASKS = 25
@@ -114,7 +114,7 @@ def main() -> int:
         Store(data_dir)
         scan_s = time.perf_counter() - start
         start = time.perf_counter()
-        derived.derive(data_dir)
+        derivation.derive(data_dir)
         derive_s = time.perf_counter() - start
         opens = []
         for _ in range(args.repeat):

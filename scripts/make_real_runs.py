@@ -642,7 +642,7 @@ def write_task_metrics(out_dir: Path, task_name: str, new: pd.DataFrame, threads
             "tiebreak.setting.full": "full (pooled candidates): each query ranks every candidate answer of the "
                                      "task, deduplicated by exact text; not RAR-b's official full corpus",
             "tiebreak.torch_threads": str(threads)})
-        from evalcore.store.derived import derive
+        from evalcore.store.derivation import derive
 
         derive(path.parent, only=[path])  # the derive step (evalcore derive): its sums in query_metrics/_derived/
     return path

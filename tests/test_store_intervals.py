@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.store import Condition, Store, derived, interval_cache, statistics
+from evalcore.store import Condition, Store, derivation, derived, interval_cache, statistics
 from test_store import SYSTEMS, make_query_metrics
 from test_store_integrity import task_row
 
@@ -28,7 +28,7 @@ def folder(tmp_path: Path) -> Path:
     rows[rows.system == "gamma"].to_parquet(data / "gamma.parquet")
     pd.DataFrame([task_row("published", t, v, benchmark="bench") for t, v in (("T1", .5), ("T2", .4), ("T3", .3))]
                  ).to_parquet(data / "published.parquet")
-    derived.derive(data)
+    derivation.derive(data)
     return data
 
 
@@ -85,7 +85,7 @@ def test_other_bytes_in_a_file_are_computed_afresh(folder, cache, monkeypatch):
     old = board(folder)
     rows = make_query_metrics(seed=9)
     rows[rows.system == "gamma"].to_parquet(folder / "gamma.parquet")
-    derived.derive(folder)
+    derivation.derive(folder)
     calls = computations(monkeypatch)
     new = board(folder)
     assert calls == [1]

@@ -61,7 +61,7 @@ def write_import(frames: dict[str, "object"], args: argparse.Namespace, n_rows: 
                                   target.path)
             targets[target.file] = frame
         write_compact_parquet_files(targets)
-    from evalcore.store import derived
+    from evalcore.store import derivation
 
-    derived.derive(out)  # the derive step: sums of any per-query file in --out, none left for a file gone
+    derivation.derive(out)  # the derive step: sums of any per-query file in --out, none left for a file gone
     return out

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from evalcore.errors import InputError
-    from evalcore.store import data_dir, derived
+    from evalcore.store import data_dir, derivation
 
     folder = data_dir(args.data)
     if not folder.is_dir():
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         from evalcore.outputs import check_output_folder
 
         check_output_folder(folder, "data folder")
-    report = derived.derive(folder, check=args.check)
+    report = derivation.derive(folder, check=args.check)
     for path, reason in report.unreadable:
         print(f"evalcore derive: warning: {path}: {reason} (no sums written; the store skips it)", file=sys.stderr)
     verb = ("would write", "would remove") if args.check else ("wrote", "removed")

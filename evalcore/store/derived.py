@@ -11,9 +11,9 @@ it computes the same table in memory (one scan, :func:`scan_sums`) and logs why.
 modification time or an inode: those change with every copy and ``git clone``, while the bytes, and hence the
 sums, do not.
 
-Who writes them: ``evalcore derive`` (:func:`derive`), which the import commands and the real-runs generator
-call after they write, and ``evalcore ingest``, which writes its new file and its sums as one set
-(:func:`write_with_sums`). The store never writes (the data folder may be read-only).
+Who writes them: ``evalcore derive`` (:func:`evalcore.store.derivation.derive`), which the import commands and
+the real-runs generator call after they write, and ``evalcore ingest``, which writes its new file and its sums
+as one set (:func:`write_with_sums`). The store never writes (the data folder may be read-only).
 
 Why sums are enough for the checks: a group's values are valid when none is NULL, NaN or infinite
 (``n_null_values`` and the finiteness of the sums), none is below 0 (``lowest``) or above 1 for a metric
@@ -398,95 +398,3 @@ def write_with_sums(path: Path, write: "Callable[[Path], None]") -> None:
                 raise sums
         _write_table(sums_temporary, sums, path.name, version)
 
-
-# -- evalcore derive ---------------------------------------------------------------------------------------
-@dataclass
-class DeriveReport:
-    """What :func:`derive` did: sums files written, found up to date, removed (their source is gone), and
-    per-query files that could not be read (no sums written: the store skips them too)."""
-
-    written: list[Path]
-    fresh: list[Path]
-    removed: list[Path]
-    unreadable: list[tuple[Path, str]]
-
-
-def derive(folder: Path, only: list[Path] | None = None, check: bool = False) -> DeriveReport:
-    """Make the derived files under ``folder`` match their sources: a sums file for every ``query_metrics``
-    file whose sums file is missing or stale, and none whose source is gone. ``only``: just these per-query
-    files (what a writer has just written). ``check``: report, write and remove nothing.
-
-    A file that changes while it is summed (another writer replaced it) is summed again, so the sha256 in a
-    sums file is always that of the bytes its sums come from."""
-    import duckdb
-
-    from evalcore.errors import one_line
-    from evalcore.store import catalogue
-
-    folder = Path(folder)
-    files = sorted(Path(p) for p in only) if only is not None else catalogue.walk_parquet(folder, runs=False)[0]
-    report = DeriveReport([], [], [], [])
-    sources = []
-    for path in files:
-        kind, reason, _ = catalogue.classify(path)
-        if kind == catalogue.QUERY_METRICS:
-            sources.append(path)
-        elif kind is None and reason.startswith("unreadable"):  # it may have held per-query rows: say so
-            report.unreadable.append((path, reason))
-    stale: list[tuple[Path, SourceVersion, FileStat]] = []
-    for source in sources:
-        try:
-            version, stat = source_version(source)
-        except OSError as exc:
-            report.unreadable.append((source, f"unreadable: {exc.strerror or exc}"))
-            continue
-        target = sums_path(source)
-        try:
-            info = footer(target) if target.is_file() else None
-        except Exception:  # a damaged sums file: written again
-            info = None
-        if info is not None and info.matches(version) and info.source == source.name:
-            report.fresh.append(target)
-        else:
-            stale.append((source, version, stat))
-    if only is None:  # sums files whose source is gone
-        for root, _, names in os.walk(folder):
-            if Path(root).name != FOLDER:
-                continue
-            for name in names:
-                if name.endswith(SUMS_SUFFIX) and not (Path(root).parent / (name[: -len(SUMS_SUFFIX)] + ".parquet")
-                                                       ).exists():
-                    report.removed.append(Path(root) / name)
-    if check:
-        report.written = [sums_path(source) for source, _, _ in stale]
-        return report
-    for path in report.removed:
-        path.unlink(missing_ok=True)
-    conn = duckdb.connect(":memory:")
-    conn.execute("SET enable_progress_bar = false")
-    for _ in range(3):
-        if not stale:
-            break
-        scanned = scan_sums(conn, [source for source, _, _ in stale])
-        again = []
-        for source, version, stat in stale:
-            result = scanned[source]
-            try:
-                changed = FileStat.of(source) != stat
-            except OSError:
-                changed = True
-            if changed:  # replaced while it was summed: its new bytes are summed again
-                try:
-                    version, stat = source_version(source)
-                    again.append((source, version, stat))
-                except OSError as exc:
-                    report.unreadable.append((source, f"unreadable: {exc.strerror or exc}"))
-                continue
-            if isinstance(result, Exception):
-                report.unreadable.append((source, f"unreadable query_metrics data: {one_line(result)}"))
-                continue
-            report.written.append(write_sums(source, result, version))
-        stale = again
-    for source, _, _ in stale:
-        report.unreadable.append((source, "kept changing while it was summed"))
-    return report

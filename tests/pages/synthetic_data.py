@@ -133,7 +133,7 @@ def write_large(root: Path, n_rows: int = 10_000_000, seed: int = 11) -> Path:
         "license": "mit", "open_weights": True, "uses_instructions": [s % 2 == 0 for s in range(n_systems)],
         "release_date": "2024-01-01", "reference": "", "source": "synthetic",
     }).to_parquet(root / "systems.parquet", index=False)
-    from evalcore.store.derived import derive
+    from evalcore.store.derivation import derive
 
     derive(root)  # its derived sums, as every writer of per-query files leaves them (evalcore derive)
     return root
