@@ -125,7 +125,7 @@ def _upload_form(view, benchmark: str, setting: str, started: float):
             accept_multiple_files=True, key=f"ev_files_{st.session_state.get(UPLOADS_DRAWN, 0)}",
             help="TREC (qid Q0 docid rank score tag), TSV/CSV/JSON lines with qid, docid, score, or parquet; "
                  ".gz too. One file per task named by the task, or one file with a task column.")
-        st.caption(limits.sentence() + " Bad files are refused with the file and line; nothing is written.")
+        st.caption(hints.limits_sentence(limits) + " Bad files are refused with the file and line; nothing is written.")
         submitted = st.form_submit_button("Evaluate", type="primary", icon=":material/play_arrow:")
     said = st.session_state.pop(EVALUATED, None)
     evaluated = (st.empty(), said) if said else None
@@ -175,8 +175,8 @@ def _result(view, held: upload.Candidate) -> None:
                 f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
                 + ", ".join(f"`{hints.safe_text(Path(f).name)}`" for f in held.files[:10])
                 + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
-    upload.board_line(board, cond, held, name_setting=cond.setting != view.cond.setting)
-    moved = upload.moved_line(cond, view.cond)
+    hints.board_line(board, cond, held, name_setting=cond.setting != view.cond.setting)
+    moved = hints.run_moved_line(cond, view.cond)
     if moved:
         st.caption(":material/alt_route: " + hints.safe_text(moved))
     left, mid, right, far = st.columns(4)

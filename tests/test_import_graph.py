@@ -12,8 +12,11 @@ Reproduce: ``python -m pytest tests/test_import_graph.py -q``.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("evalcore", "ui", "pages")
@@ -73,8 +76,9 @@ def _target(name: str, importer: str, modules: Mapping[str, Path]) -> str | None
     return None
 
 
+@functools.cache
 def import_graph(root: Path) -> dict[str, dict[str, int]]:
-    """Module → {imported product module: line of the first such import}."""
+    """Module → {imported product module: line of the first such import} (once per root: tests only read it)."""
     modules = module_files(root)
     graph: dict[str, dict[str, int]] = {name: {} for name in modules}
     for importer, path in modules.items():
@@ -85,6 +89,7 @@ def import_graph(root: Path) -> dict[str, dict[str, int]]:
     return graph
 
 
+@functools.cache
 def all_imports(root: Path) -> dict[str, list[tuple[str, int]]]:
     """Module → every dotted name it imports (product or not), with its line."""
     return {name: list(imported_names(name, path)) for name, path in module_files(root).items()}
@@ -153,49 +158,107 @@ def test_ui_imports_no_page():
     assert not wrong, "\n".join(wrong)
 
 
+UI_LAYERS = (
+    ("base", {"ui", "ui.words", "ui.state", "ui.glossary", "ui.screen", "ui.snapshot", "ui.tables", "ui.charts",
+              "ui.coverage_gaps", "ui.memo", "ui.internals", "ui.upload_eval", "ui.upload_worker",
+              "ui.static_assets", "ui.page_base"}),
+    ("data", {"ui.data"}),
+    ("sidebar and notices", {"ui.sidebar", "ui.hints"}),
+    ("page parts", {"ui.board", "ui.drilldown", "ui.recorder", "ui.upload"}),
+    ("frame", {"ui.navigation", "ui.warm_start", "ui.entry.dashboard"}),
+)
+"""The layers of ui/, bottom first (docs/ARCHITECTURE.md § Layers): a module imports modules of its own layer or
+below, never above."""
+
+
+def test_every_ui_module_has_a_layer():
+    ui_modules = {name for name in import_graph(ROOT) if name == "ui" or name.startswith("ui.")}
+    placed = [name for _, names in UI_LAYERS for name in names]
+    assert len(placed) == len(set(placed)), "a module is in two layers"
+    assert ui_modules == set(placed), (f"without a layer: {sorted(ui_modules - set(placed))}; "
+                                       f"gone: {sorted(set(placed) - ui_modules)}")
+
+
+def test_ui_modules_import_only_their_layer_or_below():
+    layer_of = {name: (i, title) for i, (title, names) in enumerate(UI_LAYERS) for name in names}
+    graph = import_graph(ROOT)
+    upward = [f"{module} ({layer_of[module][1]}) line {line} imports {target} ({layer_of[target][1]})"
+              for module, targets in graph.items() if module in layer_of
+              for target, line in targets.items() if target in layer_of and layer_of[target][0] > layer_of[module][0]]
+    assert not upward, "\n".join(upward)
+
+
+def test_data_api_does_not_import_the_upload_page_code():
+    """The session's uploaded run reaches ``ui.data`` through the frame (``data.begin_run``), not by import."""
+    graph = import_graph(ROOT)
+    assert "ui.upload" not in _reachable(graph, "ui.data")
+
+
+def test_upload_worker_process_loads_no_streamlit_and_no_page_code():
+    graph = import_graph(ROOT)
+    loaded = _reachable(graph, "ui.upload_worker")
+    assert {name for name in loaded if name.startswith(("ui.", "pages."))} == {"ui.upload_eval"}
+    names = all_imports(ROOT)
+    streamlit = [f"{module} line {line}" for module in loaded | {"ui.upload_worker"} for name, line in names[module]
+                 if name.split(".")[0] == "streamlit"]
+    assert not streamlit, streamlit
+
+
+def test_pages_and_app_import_ui_and_evalcore_not_each_other():
+    wrong = [f"{module} line {line} imports {target}" for module, targets in import_graph(ROOT).items()
+             if module == "app" or module.startswith("pages.")
+             for target, line in targets.items() if target == "app" or target.startswith("pages.")]
+    assert not wrong, wrong
+
+
+def _reachable(graph: Mapping[str, Iterable[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph[todo.pop()]:
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
 # --- the walk itself, on a made-up tree ---------------------------------------------------------------------------
 
 
-def _tree(root: Path, files: Mapping[str, str]) -> Path:
+WALKS = {
+    "a cycle hidden inside a function": (
+        {"ui/__init__.py": "",
+         "ui/a.py": "from ui import b\n",
+         "ui/b.py": "import os\n\ndef late():\n    from ui.c import thing\n",
+         "ui/c.py": "def f():\n    if True:\n        from ui import a\n",
+         "ui/d.py": "from ui import a\n"},
+        {"ui.b": {"ui.c": 4}, "ui.d": {"ui.a": 1}},
+        ["ui.a", "ui.b", "ui.c", "ui.a"]),
+    "a name of a package is an edge to the package, a submodule to the submodule": (
+        {"evalcore/__init__.py": "",
+         "evalcore/store/__init__.py": "from .catalogue import X\n",
+         "evalcore/store/catalogue.py": "X = 1\n",
+         "evalcore/store/derived.py": "from evalcore.store import X\nfrom . import catalogue\n",
+         "scripts/one.py": "import two\n",
+         "scripts/two.py": "import numpy\n"},
+        {"evalcore.store": {"evalcore.store.catalogue": 1},
+         "evalcore.store.derived": {"evalcore.store": 1, "evalcore.store.catalogue": 2},
+         "scripts.one": {"scripts.two": 1}, "scripts.two": {}},
+        None),
+    "two scripts importing each other by bare name": (
+        {"scripts/make.py": "def readme():\n    import readme\n",
+         "scripts/readme.py": "import make as m\n"},
+        {"scripts.make": {"scripts.readme": 2}, "scripts.readme": {"scripts.make": 1}},
+        ["scripts.make", "scripts.readme", "scripts.make"]),
+}
+
+
+@pytest.mark.parametrize("files, edges, cycle", WALKS.values(), ids=WALKS.keys())
+def test_the_walk_of_a_made_up_tree(tmp_path, files, edges, cycle):
     for name, text in files.items():
-        path = root / name
+        path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return root
-
-
-def test_a_cycle_hidden_inside_a_function_is_found(tmp_path):
-    root = _tree(tmp_path, {
-        "ui/__init__.py": "",
-        "ui/a.py": "from ui import b\n",
-        "ui/b.py": "import os\n\ndef late():\n    from ui.c import thing\n",
-        "ui/c.py": "def f():\n    if True:\n        from ui import a\n",
-        "ui/d.py": "from ui import a\n",
-    })
-    graph = import_graph(root)
-    assert graph["ui.b"] == {"ui.c": 4}
-    assert find_cycle(graph) == ["ui.a", "ui.b", "ui.c", "ui.a"]
-
-
-def test_from_package_import_name_is_an_edge_to_the_package_unless_a_submodule(tmp_path):
-    root = _tree(tmp_path, {
-        "evalcore/__init__.py": "",
-        "evalcore/store/__init__.py": "from .catalogue import X\n",
-        "evalcore/store/catalogue.py": "X = 1\n",
-        "evalcore/store/derived.py": "from evalcore.store import X\nfrom . import catalogue\n",
-        "scripts/one.py": "import two\n",
-        "scripts/two.py": "import numpy\n",
-    })
-    graph = import_graph(root)
-    assert graph["evalcore.store"] == {"evalcore.store.catalogue": 1}
-    assert graph["evalcore.store.derived"] == {"evalcore.store": 1, "evalcore.store.catalogue": 2}
-    assert graph["scripts.one"] == {"scripts.two": 1}
-    assert find_cycle(graph) is None
-
-
-def test_a_two_module_cycle_is_named(tmp_path):
-    root = _tree(tmp_path, {
-        "scripts/make.py": "def readme():\n    import readme\n",
-        "scripts/readme.py": "import make as m\n",
-    })
-    assert find_cycle(import_graph(root)) == ["scripts.make", "scripts.readme", "scripts.make"]
+    graph = import_graph(tmp_path)
+    assert {name: graph[name] for name in edges} == edges
+    assert find_cycle(graph) == cycle

@@ -33,6 +33,7 @@ import pandas as pd
 from evalcore.provenance import Provenance, load as load_provenance
 from evalcore.store import Condition, Gap, Leaderboard, LoadWarning, PairedTest, RankFlips, SkippedFile, Store, data_dir
 from ui import memo
+from ui.upload_eval import SOURCE_WORDS
 
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
@@ -68,9 +69,35 @@ class Snapshot:
     data_dir: Path
     fingerprint: str
     overlay: str = ""
-    """The digest of the browser session's own evaluated run (``ui/upload.py``), '' for none: questions about
-    a snapshot with an overlay are answered over :meth:`Store.with_overlay` and memoised in that session only
-    (never in the shared answer cache)."""
+    """The digest of the browser session's own evaluated run (:class:`SessionRun`), '' for none: questions
+    about a snapshot with an overlay are answered over :meth:`Store.with_overlay` and memoised in that session
+    only (never in the shared answer cache)."""
+
+
+@dataclass(frozen=True)
+class SessionRun:
+    """A browser session's own evaluated run (``ui/upload.py``) as the data API uses it. The frame
+    (``ui/navigation.py``) hands one to :func:`begin_run` at the start of every script run; this module never
+    looks for it. ``digest()``: the run's digest, '' for none; ``store(base, fingerprint, digest)``: the
+    overlay view of the folder's store ``base``; ``remember(key, compute)``: ``compute()`` memoised in the
+    session."""
+
+    digest: Callable[[], str]
+    store: Callable[[Store, str, str], Store]
+    remember: Callable[[tuple, Callable[[], object]], object]
+
+
+_script_run = threading.local()
+
+
+def begin_run(session_run: SessionRun | None) -> None:
+    """The frame calls this at the start of every script run of a browser session: the questions asked in this
+    run (this thread) see ``session_run``'s overlay. A thread no frame began (the warm start) sees none."""
+    _script_run.session = session_run
+
+
+def _session_run() -> SessionRun | None:
+    return getattr(_script_run, "session", None)
 
 
 @memo.resource("the store of a data folder", "ui/data.py",
@@ -102,9 +129,8 @@ def snapshot(data_dir: Path) -> Snapshot:
                 store.reload()
             fingerprint = store.loaded_fingerprint  # a file changing after the reload is caught next time
             _last_scan[key] = (now, fingerprint)
-    from ui import upload
-
-    return Snapshot(Path(key), fingerprint, upload.session_overlay())
+    session_run = _session_run()
+    return Snapshot(Path(key), fingerprint, session_run.digest() if session_run is not None else "")
 
 
 def skipped_files(data: Snapshot) -> list[SkippedFile]:
@@ -164,9 +190,10 @@ def _question(compute: Callable[P, R], kept=_ANSWERS) -> Callable[P, R]:
         bound.apply_defaults()
         arguments = {name: _hashable(value) for name, value in bound.arguments.items()}
         if any(isinstance(value, Snapshot) and value.overlay for value in arguments.values()):
-            from ui import upload  # a session's own run: its answers stay in that session
-
-            return upload.remember((compute.__qualname__, *arguments.items()), lambda: compute(**arguments))
+            session_run = _session_run()  # a session's own run: its answers stay in that session
+            if session_run is None:
+                return compute(**arguments)
+            return session_run.remember((compute.__qualname__, *arguments.items()), lambda: compute(**arguments))
         return cached(**arguments)
 
     ask.clear = cached.clear  # type: ignore[attr-defined]
@@ -180,10 +207,9 @@ def folder_store(data: Snapshot) -> Store:
 
 def _store_of(data: Snapshot) -> Store:
     store = _store(str(data.data_dir))
-    if data.overlay:
-        from ui import upload
-
-        return upload.overlay_store(store, data.fingerprint, data.overlay)
+    session_run = _session_run()
+    if data.overlay and session_run is not None:
+        return session_run.store(store, data.fingerprint, data.overlay)
     return store
 
 
@@ -290,10 +316,8 @@ def coverage(data: Snapshot) -> pd.DataFrame:
 def provenance(data: Snapshot) -> Provenance:
     """Where the folder's numbers come from (``provenance.json``: source, repository, commit, write date):
     :func:`evalcore.provenance.load`; empty when the folder has no provenance file. An uploaded run's rows
-    are named as the visitor's upload (``ui.upload.SOURCE_WORDS``)."""
+    are named as the visitor's upload (``ui.upload_eval.SOURCE_WORDS``)."""
     from dataclasses import replace
-
-    from ui.upload import SOURCE_WORDS
 
     return replace(load_provenance(data.data_dir), names=SOURCE_WORDS)
 

@@ -1,9 +1,14 @@
-"""What a page says besides its numbers: its title and one-paragraph explanation, the line naming the condition,
-the filter note, and the empty states — what is missing, why the view needs it, and the command that adds it."""
+"""What a page says besides its numbers — the one module of the sentences the pages print (the Leaderboard
+table's own words are in ``ui/board.py``): a view's title and one-paragraph explanation, the line saying the
+view moved to another condition, the line naming the condition, the filter note, the sources line, the empty
+states (what is missing, why the view needs it, and the command that adds it), and what the pages say about a
+visitor's own run (``ui/upload.py``): the sidebar box, its line on a board, the line saying where it is ranked,
+the upload limits."""
 from __future__ import annotations
 
 import html
 import logging
+import math
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,8 +16,8 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
-from ui import data, sidebar
-from ui.sidebar import SETTING_LABELS, View
+from ui import data, sidebar, words
+from ui.sidebar import BENCHMARK_LABELS, SETTING_LABELS, Need, View
 
 LOG = logging.getLogger("tiebreak.app")
 
@@ -28,8 +33,24 @@ def page_top(title: str, explanation: str, need: sidebar.Need | None = None) -> 
     if not has_results_to_show(view):
         return None
     if need is not None and view.moved:
-        st.info(sidebar.moved_line(view, title, need), icon=":material/alt_route:")
+        st.info(moved_line(view, title, need), icon=":material/alt_route:")
     return view
+
+
+SETTING_WORDS = {"mcr": "MCR", "full-pooled": "full (pooled)", "full": "full retrieval"}
+INSTRUCTION_WORDS = {None: "instructions as published", False: "without instruction", True: "with instruction"}
+
+
+def moved_line(view: View, title: str, need: Need) -> str:
+    """The one line saying a view moved to another condition: 'Rank flips needs runs at two precisions:
+    showing RAR-b · full (pooled candidates)'."""
+    cond = view.cond
+    parts = [BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark),
+             SETTING_LABELS.get(cond.setting, cond.setting).lower() if cond.setting != "mcr" else "MCR"]
+    shown = {"metric": cond.metric, "instruction": INSTRUCTION_WORDS[cond.instruction],
+             "precision": cond.precision, "tie_policy": f"ties: {cond.tie_policy}"}
+    parts += [text for name, text in shown.items() if name in view.moved]
+    return f"{title} needs {need.what}: showing {' · '.join(parts)}."
 
 
 def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None:
@@ -168,3 +189,91 @@ def ingest_hint(view: View, **overrides: str) -> str:
     fields = {"benchmark": cond.benchmark, "precision": cond.precision, "setting": cond.setting,
               "instruction": "yes" if cond.instruction else "no", **overrides}
     return ingest_command(**fields, data_dir=view.data_dir)
+
+
+# -------------------------------------------------------------------------------------------- a visitor's run
+def limits_sentence(limits) -> str:
+    """What one upload may cost (``limits``: :data:`ui.upload.LIMITS`), said under the upload form."""
+    return (f"Limits: {limits.upload_mb} MB per file, {limits.files} files, {limits.rows:,} run rows "
+            f"(one run per browser session: a new upload replaces it), {limits.seconds} s of evaluation; "
+            f"{words.counted(limits.slots, 'evaluation')} {'runs' if limits.slots == 1 else 'run'} at once on "
+            "this server, others wait their turn.")
+
+
+def run_moved_line(cond, shown) -> str:
+    """One line when ``cond`` (where the visitor's run is ranked: :func:`ui.upload.board_condition`) is not the
+    sidebar's ``shown``: which fields differ, the sidebar's value beside each; '' when they agree."""
+    fields = (("setting", lambda v: SETTING_WORDS.get(v, v)), ("metric", str),
+              ("instruction", lambda v: INSTRUCTION_WORDS.get(v, v)), ("precision", str),
+              ("tie_policy", lambda v: f"ties {v}"), ("benchmark", str))
+    differ = [(say(getattr(cond, name)), say(getattr(shown, name))) for name, say in fields
+              if getattr(cond, name) != getattr(shown, name)]
+    if not differ:
+        return ""
+    return ("Ranked on your run's own board, not the sidebar's: "
+            + "; ".join(f"{mine} (the sidebar: {theirs})" for mine, theirs in differ)
+            + ". “Show in the Leaderboard” opens this board.")
+
+
+def run_condition_words(held) -> str:
+    """The condition a visitor's run (a :class:`ui.upload.Candidate`) was evaluated under, in words."""
+    req = held.request
+    setting = SETTING_WORDS.get(req.setting, req.setting)
+    return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
+            f"{req.precision}")
+
+
+def run_box(held, show_condition) -> None:
+    """On every view, while the session holds a run (``held``, None for none): its name and condition, and a
+    button that moves the sidebar there (``show_condition(held)``); the frame draws it."""
+    if held is None:
+        return
+    box = st.sidebar.container(border=True)
+    box.markdown(f":material/person: **{safe_text(held.system)}**  \n{safe_text(run_condition_words(held))}")
+    box.button("Show its condition", key="tb_candidate_condition", icon=":material/my_location:", width="stretch",
+               on_click=show_condition, args=(held,),
+               help="Set the sidebar to the condition your run was evaluated under (it is one more system there).")
+
+
+def board_line(board, cond, held, *, name_setting: bool = False) -> None:
+    """One line about a visitor's run (``held``, None for none) on a board of ``cond``: the metric (and, with
+    ``name_setting``, the setting) it is ranked by, its shared rank, its aggregate with the tie range and
+    interval — or where it was evaluated when that is another condition. The run is named once, by the
+    visitor's name. Nothing without one."""
+    if held is None:
+        return
+    req = held.request
+    same = (cond.benchmark, cond.setting, cond.precision) == (req.benchmark, req.setting, req.precision) \
+        and cond.instruction in (None, req.instruction)
+    name = safe_text(req.name)
+    if not same:
+        st.info(f"Your run **{name}** was evaluated on {safe_text(run_condition_words(held))}: “Show its "
+                "condition” in the sidebar shows it here.", icon=":material/person:")
+        return
+    agg = board.ranked_by
+    mine = board.ranked[board.ranked["system"] == held.system]
+    if mine.empty:
+        unranked = board.incomplete[board.incomplete["system"] == held.system]
+        why = "it misses a task of this benchmark" if len(unranked) else "it has no result under this metric"
+        st.info(f"Your run **{name}** is not ranked here: {why}.", icon=":material/person:")
+        return
+    row = mine.iloc[0]
+
+    def number(column):
+        value = row.get(column)
+        return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+    where = safe_text(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
+    st.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of "
+               f"{len(board.ranked)} by {agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
+               f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
+               f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "
+               f"{_rank_range(row, 'combined_')}.", icon=":material/person:")
+
+
+def _rank_range(row, prefix: str = "") -> str:
+    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
+    try:
+        return f"{int(lo)}–{int(hi)}" if int(lo) != int(hi) else f"{int(lo)}"
+    except (TypeError, ValueError):
+        return "not known"

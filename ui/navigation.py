@@ -71,7 +71,7 @@ GLOSSARY = GLOSSARY_PATH
 
 def run() -> None:
     """One script run: navigation, then the chosen page inside the frame."""
-    from ui import recorder, state, upload
+    from ui import data, hints, recorder, state, upload
 
     started = time.perf_counter()
     st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide",
@@ -82,7 +82,10 @@ def run() -> None:
     state.begin_run(page.url_path)
     notices_box = st.container()
     st.sidebar.caption("tiebreak · tie-aware retrieval evaluation")
-    upload.begin_run()  # a session's own uploaded run (Evaluate your run): counted in this run, named in the sidebar
+    # a session's own uploaded run (Evaluate your run): counted in this run's questions, named in the sidebar
+    upload.begin_run()
+    data.begin_run(data.SessionRun(upload.session_overlay, upload.overlay_store, upload.remember))
+    hints.run_box(upload.candidate(), upload.show_condition)
     try:
         with recorder.recording() as drawn:  # what the page draws, for its snapshot (ui/recorder.py)
             page.run()

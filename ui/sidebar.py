@@ -11,7 +11,7 @@ help names what is not offered and why: "R2MED has no Multiple choice (MCR) sett
 option is shown as text. A view may say what it needs from the condition (a :class:`Need`: per-query rows,
 two precisions, both instruction states, both settings): its controls then offer only conditions that have
 it, and a visitor's choice it cannot show moves to the nearest one that has it — said in one line
-(:func:`moved_line`) and undone on a view that can show it (``ui/state.py`` keeps the visitor's wish).
+(:func:`ui.hints.moved_line`) and undone on a view that can show it (``ui/state.py`` keeps the visitor's wish).
 """
 from __future__ import annotations
 
@@ -530,19 +530,6 @@ class _Tracking(InSidebar):
     def choose(self, control: Control, offer: Offer, label: Callable[[str], str]) -> str:
         self.chosen[control.field] = value = super().choose(control, offer, label)
         return value
-
-
-def moved_line(view: View, title: str, need: Need) -> str:
-    """The one line saying a view moved to another condition: 'Rank flips needs runs at two precisions:
-    showing RAR-b · full (pooled candidates)'."""
-    cond = view.cond
-    parts = [BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark),
-             SETTING_LABELS.get(cond.setting, cond.setting).lower() if cond.setting != "mcr" else "MCR"]
-    shown = {"metric": cond.metric, "instruction": {None: "instructions as published", False: "without instruction",
-                                                     True: "with instruction"}[cond.instruction],
-             "precision": cond.precision, "tie_policy": f"ties: {cond.tie_policy}"}
-    parts += [text for name, text in shown.items() if name in view.moved]
-    return f"{title} needs {need.what}: showing {' · '.join(parts)}."
 
 
 def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[tuple[str, ...] | None, str]:

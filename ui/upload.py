@@ -4,9 +4,11 @@ and the session's *candidate* that every view sees as one more system.
 **Where the candidate lives.** In the browser session's memory only (``st.session_state``): the uploaded
 bytes in Streamlit's upload manager while the file widget holds them, the evaluated per-query rows and a
 :meth:`evalcore.store.Store.with_overlay` view over the data folder. Nothing is written to the data folder or
-anywhere else; closing the tab or pressing *Remove* forgets it. ``ui/data.py`` asks :func:`session_overlay`
-in :func:`ui.data.snapshot`, so a view's questions are answered over the overlay (:func:`overlay_store`) and
-memoised in the session (:func:`memo`), never in the process-wide answer cache.
+anywhere else; closing the tab or pressing *Remove* forgets it. The frame (``ui/navigation.py``) hands
+:func:`session_overlay`, :func:`overlay_store` and :func:`remember` to the data API at the start of every
+script run (:func:`ui.data.begin_run`), so a view's questions are answered over the overlay and memoised in the
+session (:func:`memo`), never in the process-wide answer cache. What the pages say about the run (the sidebar
+box, its line on a board, the limits) is in ``ui/hints.py``.
 
 **Evaluating untrusted bytes.** :func:`evaluate` hands the files to ``ui/upload_worker.py`` in a child
 process (niced, memory-capped, one thread, killed past :data:`LIMITS.seconds`), at most
@@ -34,7 +36,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ui import words
 from ui.memo import listed
 from ui.upload_eval import SOURCE
 
@@ -45,9 +46,6 @@ SUFFIX = " (your run)"
 chart, and cannot be a shipped system's name."""
 NAME_CHARS = 60
 UPLOAD_TYPES = ("trec", "run", "txt", "tsv", "csv", "jsonl", "json", "parquet", "gz")
-SOURCE_WORDS = {SOURCE: "your upload"}
-"""What a "Sources:" line calls an uploaded run's ``source`` (it has no provenance record):
-:func:`ui.data.provenance` names it so."""
 SESSION_KEY = "_tb_candidate"
 _OVERLAY_KEY = "_tb_candidate_overlay"
 _MEMO_KEY = "_tb_candidate_answers"
@@ -76,12 +74,6 @@ class Limits:
         import streamlit as st
 
         return int(st.get_option("server.maxUploadSize"))
-
-    def sentence(self) -> str:
-        return (f"Limits: {self.upload_mb} MB per file, {self.files} files, {self.rows:,} run rows "
-                f"(one run per browser session: a new upload replaces it), {self.seconds} s of evaluation; "
-                f"{words.counted(self.slots, 'evaluation')} {'runs' if self.slots == 1 else 'run'} at once on "
-                "this server, others wait their turn.")
 
 
 LIMITS = Limits()
@@ -174,10 +166,8 @@ _script_run = threading.local()
 
 def begin_run() -> None:
     """The frame (``ui/navigation.py``) calls this at the start of every script run: this thread now serves a
-    browser session, so its uploaded run counts; and while the session holds one, the sidebar says so
-    (:func:`sidebar_box`)."""
+    browser session, so its uploaded run counts."""
     _script_run.active = True
-    sidebar_box()
 
 
 def _session():
@@ -197,7 +187,8 @@ def candidate() -> Candidate | None:
 
 
 def session_overlay() -> str:
-    """The digest of the session's candidate ('' for none): :func:`ui.data.snapshot` puts it in the snapshot."""
+    """The digest of the session's candidate ('' for none): the frame hands it to :func:`ui.data.begin_run`, and
+    :func:`ui.data.snapshot` puts it in the snapshot."""
     held = candidate()
     return held.digest if held is not None else ""
 
@@ -455,25 +446,6 @@ def board_condition(held: Candidate, shown=None):
     return Condition(req.benchmark, metric, req.setting, req.instruction, req.precision, ties)
 
 
-SETTING_WORDS = {"mcr": "MCR", "full-pooled": "full (pooled)", "full": "full retrieval"}
-INSTRUCTION_WORDS = {None: "instructions as published", False: "without instruction", True: "with instruction"}
-
-
-def moved_line(cond, shown) -> str:
-    """One line when ``cond`` (where the candidate is ranked: :func:`board_condition`) is not the sidebar's
-    ``shown``: which fields differ, the sidebar's value beside each; '' when they agree."""
-    fields = (("setting", lambda v: SETTING_WORDS.get(v, v)), ("metric", str),
-              ("instruction", lambda v: INSTRUCTION_WORDS.get(v, v)), ("precision", str),
-              ("tie_policy", lambda v: f"ties {v}"), ("benchmark", str))
-    differ = [(say(getattr(cond, name)), say(getattr(shown, name))) for name, say in fields
-              if getattr(cond, name) != getattr(shown, name)]
-    if not differ:
-        return ""
-    return ("Ranked on your run's own board, not the sidebar's: "
-            + "; ".join(f"{mine} (the sidebar: {theirs})" for mine, theirs in differ)
-            + ". “Show in the Leaderboard” opens this board.")
-
-
 def condition_wishes(held: Candidate, metric: str | None = None, tie_policy: str | None = None) -> dict:
     """The sidebar's URL keys set to the candidate's condition (``ui/state.py`` wishes)."""
     req = held.request
@@ -483,85 +455,16 @@ def condition_wishes(held: Candidate, metric: str | None = None, tie_policy: str
             "ties": tie_policy or DEFAULT_TIE_POLICY}
 
 
-def _show_condition(held: Candidate) -> None:
+def show_condition(held: Candidate) -> None:
+    """Set the sidebar's URL wishes to the candidate's condition (the sidebar box's button)."""
     from ui import state
 
     for key, value in condition_wishes(held).items():
         state.set_wish(key, value)
 
 
-def condition_words(held: Candidate) -> str:
-    req = held.request
-    setting = SETTING_WORDS.get(req.setting, req.setting)
-    return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
-            f"{req.precision}")
-
-
-def sidebar_box() -> None:
-    """On every view, while the session holds a run: its name and condition, and a button that moves the
-    sidebar there (:func:`begin_run` draws it)."""
-    import streamlit as st
-
-    held = candidate()
-    if held is None:
-        return
-    box = st.sidebar.container(border=True)
-    box.markdown(f":material/person: **{_safe(held.system)}**  \n{_safe(condition_words(held))}")
-    box.button("Show its condition", key="tb_candidate_condition", icon=":material/my_location:", width="stretch",
-               on_click=_show_condition, args=(held,),
-               help="Set the sidebar to the condition your run was evaluated under (it is one more system there).")
-
-
 def board_line(board, cond, held: Candidate | None = None, *, name_setting: bool = False) -> None:
-    """One line about the session's candidate on a board of ``cond``: the metric (and, with ``name_setting``,
-    the setting) it is ranked by, its shared rank, its aggregate with the tie range and interval — or where it
-    was evaluated when that is another condition. The run is named once, by the visitor's name. Nothing
-    without one."""
-    import math
+    """:func:`ui.hints.board_line` about ``held``, else the session's candidate: the Leaderboard page's call."""
+    from ui import hints
 
-    import streamlit as st
-
-    held = held if held is not None else candidate()
-    if held is None:
-        return
-    req = held.request
-    same = (cond.benchmark, cond.setting, cond.precision) == (req.benchmark, req.setting, req.precision) \
-        and cond.instruction in (None, req.instruction)
-    name = _safe(req.name)
-    if not same:
-        st.info(f"Your run **{name}** was evaluated on {_safe(condition_words(held))}: “Show its condition” "
-                "in the sidebar shows it here.", icon=":material/person:")
-        return
-    agg = board.ranked_by
-    mine = board.ranked[board.ranked["system"] == held.system]
-    if mine.empty:
-        unranked = board.incomplete[board.incomplete["system"] == held.system]
-        why = "it misses a task of this benchmark" if len(unranked) else "it has no result under this metric"
-        st.info(f"Your run **{name}** is not ranked here: {why}.", icon=":material/person:")
-        return
-    row = mine.iloc[0]
-
-    def number(column):
-        value = row.get(column)
-        return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-    where = _safe(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
-    st.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of {len(board.ranked)} by "
-               f"{agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
-               f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
-               f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "
-               f"{_rank_range(row, 'combined_')}.", icon=":material/person:")
-
-
-def _rank_range(row, prefix: str = "") -> str:
-    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
-    try:
-        return f"{int(lo)}–{int(hi)}" if int(lo) != int(hi) else f"{int(lo)}"
-    except (TypeError, ValueError):
-        return "not known"
-
-
-def _safe(text: str) -> str:
-    from ui.hints import safe_text
-
-    return safe_text(text)
+    hints.board_line(board, cond, held if held is not None else candidate(), name_setting=name_setting)

@@ -9,6 +9,9 @@ import pyarrow as pa
 
 SOURCE = "dashboard upload"
 """The ``source`` of an uploaded run's rows (and of the rows ``Add to the leaderboard`` writes)."""
+SOURCE_WORDS = {SOURCE: "your upload"}
+"""What a "Sources:" line calls an uploaded run's ``source`` (it has no provenance record):
+:func:`ui.data.provenance` names it so."""
 
 
 def evaluate_uploads(files: list[tuple[str, bytes]], *, benchmark: str, setting: str, instruction: bool,
