@@ -57,7 +57,7 @@ def test_a_new_process_reads_the_interval_bit_for_bit(folder, cache, monkeypatch
     monkeypatch.setenv("TIEBREAK_CACHE", str(cache))
     calls = computations(monkeypatch)
     first = board(folder)
-    assert calls == [1] and len(list(cache.rglob("*.json"))) == 1
+    assert calls == [1] and len(list((cache / "intervals").rglob("*.json"))) == 1
     again = board(folder)  # a new Store, as a new process
     assert calls == [1]
     pd.testing.assert_frame_equal(first, computed, check_exact=True)
@@ -100,7 +100,7 @@ def test_a_file_without_a_known_sha256_is_never_cached(folder, cache, monkeypatc
     calls = computations(monkeypatch)
     board(folder)
     board(folder)
-    assert calls == [1, 1] and not cache.exists()
+    assert calls == [1, 1] and not (cache / "intervals").exists()
 
 
 def test_an_overlay_is_never_cached(folder, cache, monkeypatch):
@@ -108,7 +108,7 @@ def test_an_overlay_is_never_cached(folder, cache, monkeypatch):
     extra = make_query_metrics(seed=3, systems=["delta"])
     for _ in range(2):
         Store(folder).with_overlay(extra).leaderboard(COND, bootstrap=60)
-    assert calls == [1, 1] and not cache.exists()
+    assert calls == [1, 1] and not cache.exists(), "nothing of a visitor's run on disk, task-level ranges included"
 
 
 def test_without_a_cache_folder_nothing_is_written_anywhere(folder, tmp_path, monkeypatch):
@@ -124,7 +124,7 @@ def test_without_a_cache_folder_nothing_is_written_anywhere(folder, tmp_path, mo
 def test_damaged_or_foreign_entries_are_computed(folder, cache, monkeypatch):
     reference = board(folder)
     board(folder, bootstrap=60)
-    entries = sorted(cache.rglob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    entries = sorted((cache / "intervals").rglob("*.json"), key=lambda p: p.stat().st_mtime_ns)
     assert len(entries) == 2
     calls = computations(monkeypatch)
     entries[0].write_bytes(entries[1].read_bytes())  # another question's entry under this name

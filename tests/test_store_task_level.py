@@ -122,7 +122,7 @@ def test_the_run_time_cache_gives_back_the_same_board(tmp_path, monkeypatch):
     plain = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
     monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path))
     written = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
-    entries = list((tmp_path / "intervals").glob("*.json"))
+    entries = list((tmp_path / "ranges").glob("*.json"))
     assert len(entries) == 1
     from evalcore.store import statistics
 
@@ -135,7 +135,7 @@ def test_the_run_time_cache_gives_back_the_same_board(tmp_path, monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path))
     Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=3)
-    assert len(list((tmp_path / "intervals").glob("*.json"))) == 2
+    assert len(list((tmp_path / "ranges").glob("*.json"))) == 2
 
 
 def test_an_interval_over_few_tasks_stays_inside_the_metrics_range(shipped):

@@ -199,7 +199,7 @@ listed("a Leaderboard's bootstrap intervals", "evalcore/store/interval_cache.py"
        "(condition, systems with their instruction states, tasks, resamples, seed), the sha256 of every per-query "
        "file it reads, and interval_cache.VERSION with the numpy and DuckDB versions")
 listed("a Leaderboard's ranges over tasks", "evalcore/store/statistics.py", "disk",
-       "in $TIEBREAK_CACHE/intervals/ beside the bootstrap intervals: the systems in order, their task scores "
+       "in $TIEBREAK_CACHE/ranges/ (never for a visitor's run): the systems in order, their task scores "
        "(sha256), the aggregate, resamples, seed, level and the adjacent tests over queries, with "
        "statistics.TASK_LEVEL_VERSION and the numpy and DuckDB versions")
 

@@ -301,7 +301,8 @@ class Store:
         query_p = (statistics.adjacent_query_p_values(db, cond, ranked, task_list, instruction_of)
                    if bootstrap > 0 and len(ranked) > 1 else None)
         upper = 1.0 if metric_bounded_by_one(cond.metric) else float("inf")
-        over_tasks = statistics.cached_task_level(ranked, labels, ranked_by, bootstrap, seed, level, query_p, upper)
+        over_tasks = statistics.cached_task_level(ranked, labels, ranked_by, bootstrap, seed, level, query_p, upper,
+                                                  private=self._overlay is not None)
         insert_at = ranked.columns.get_loc("combined_shared_rank") + 1
         for offset, (name, values) in enumerate(over_tasks.columns.items()):
             ranked.insert(insert_at + offset, name, values)

@@ -1,5 +1,5 @@
 """The store's one run-time cache: Leaderboard bootstrap intervals, and the task-level intervals, rank ranges,
-tiers and tests of a board (:func:`read_arrays` / :func:`write_arrays`, keyed by the board's task scores
+tiers and tests of a board (:func:`read_arrays` / :func:`write_arrays` in ``ranges/``, keyed by its task scores
 themselves), kept across processes in a folder the deployment names (``$TIEBREAK_CACHE``; unset: nowhere).
 
 **Key, in one sentence**: the question (condition, systems with their instruction states, tasks, resamples,
@@ -49,9 +49,15 @@ def key(question: dict, file_sha256: list[str]) -> str:
                        "question": question, "files": sorted(file_sha256)}, sort_keys=True)
 
 
-def _entry(text: str) -> Path | None:
+RANGES_FOLDER = "ranges"
+"""Beside :data:`FOLDER`: the task-level answers of :func:`read_arrays` / :func:`write_arrays`."""
+
+
+def _entry(text: str, sub: str = FOLDER) -> Path | None:
     place = folder()
-    return None if place is None else place / (hashlib.sha256(text.encode()).hexdigest() + ".json")
+    if place is None:
+        return None
+    return place.parent / sub / (hashlib.sha256(text.encode()).hexdigest() + ".json")
 
 
 def read(text: str, n_systems: int) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:
@@ -111,7 +117,7 @@ def _prune(place: Path) -> None:
 
 def read_arrays(text: str) -> dict[str, list] | None:
     """The arrays stored under this very key by :func:`write_arrays` (name → nested lists), or None."""
-    entry = _entry(text)
+    entry = _entry(text, RANGES_FOLDER)
     if entry is None:
         return None
     try:
@@ -124,8 +130,9 @@ def read_arrays(text: str) -> dict[str, list] | None:
 
 
 def write_arrays(text: str, arrays: dict[str, np.ndarray]) -> None:
-    """Store named arrays (numbers, booleans or strings) under the key ``text``, as :func:`write` does."""
-    entry = _entry(text)
+    """Store named arrays (numbers, booleans or strings) under the key ``text``, as :func:`write` does, in
+    ``$TIEBREAK_CACHE/ranges/``."""
+    entry = _entry(text, RANGES_FOLDER)
     if entry is None:
         return
     from evalcore.errors import OutputError
@@ -137,3 +144,7 @@ def write_arrays(text: str, arrays: dict[str, np.ndarray]) -> None:
             temporary.write_text(payload, encoding="utf-8")
     except (OutputError, OSError) as exc:
         log.debug("interval cache entry %s not written: %s", entry, exc)
+        return
+    if entry.parent not in _pruned:
+        _pruned.add(entry.parent)
+        _prune(entry.parent)

@@ -224,12 +224,14 @@ TASK_LEVEL_VERSION = 1
 
 
 def cached_task_level(ranked: pd.DataFrame, task_labels: list[str], ranked_by: str, n: int, seed: int, level: float,
-                      query_p_values: np.ndarray | None = None, upper: float = math.inf) -> TaskLevel:
-    """:func:`task_level`, read from and written to the run-time cache (:mod:`evalcore.store.interval_cache`)
-    when the deployment names one. The key holds the task scores themselves (their sha256), the systems' names
-    and order, the aggregate, the parameters and the adjacent p-values over queries: the same board, the same
-    answer."""
-    if interval_cache.folder() is None or n <= 0 or len(ranked) == 0 or not task_labels:
+                      query_p_values: np.ndarray | None = None, upper: float = math.inf,
+                      private: bool = False) -> TaskLevel:
+    """:func:`task_level`, read from and written to the run-time cache (:mod:`evalcore.store.interval_cache`,
+    ``$TIEBREAK_CACHE/ranges/``) when the deployment names one — never for a ``private`` board (one holding a
+    visitor's run, which is kept in memory only). The key holds the task scores themselves (their sha256), the
+    systems' names and order, the aggregate, the parameters and the adjacent p-values over queries: the same
+    board, the same answer."""
+    if private or interval_cache.folder() is None or n <= 0 or len(ranked) == 0 or not task_labels:
         return task_level(ranked, task_labels, ranked_by, n, seed, level, query_p_values, upper)
     import hashlib
 
