@@ -9,8 +9,8 @@ aggregate's difference::
 
 Statistic |mean_t d_t|; under H0 ("a and b are exchangeable on each task": each d_t is as likely to have the
 other sign) every sign vector s ∈ {±1}^T is equally likely, and p = #{s : |mean_t s_t d_t| ≥ |mean_t d_t|} / 2^T,
-enumerated exactly for T ≤ :data:`EXACT_UP_TO` tasks, else estimated from :data:`RANDOM_FLIPS` seeded sign
-vectors as (1 + #extreme) / (1 + n). The sign vectors depend only on (T, seed), so a pair's p-value never
+counted exactly for T ≤ :data:`EXACT_UP_TO` tasks (meeting in the middle: 2 · 2^(T/2) sums, not 2^T), else
+estimated from :data:`RANDOM_FLIPS` seeded sign vectors as (1 + #extreme) / (1 + n). The sign vectors depend only on (T, seed), so a pair's p-value never
 depends on which other systems are shown. A pair where either system has a zero task under G has an infinite
 log ratio and cannot be tested as a ratio: it is tested on the task scores' differences instead (does one
 system score higher task by task), which is what a zero G means for the ranking anyway.
@@ -32,7 +32,6 @@ better than it (the rank sets' simultaneous comparison, :mod:`evalcore.rank_sets
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 from dataclasses import dataclass
 
@@ -40,17 +39,16 @@ import numpy as np
 
 from evalcore.aggregate import holm_adjusted, single_threaded_blas
 
-EXACT_UP_TO = 14
+EXACT_UP_TO = 24
 RANDOM_FLIPS = 10_000
 ALPHA = 0.05
 
 
-def sign_vectors(n_tasks: int, seed: int = 0) -> tuple[np.ndarray, bool]:
-    """The sign vectors of the test, (n × T) float64 of ±1, and whether they are all 2^T of them (exact)."""
-    if n_tasks <= EXACT_UP_TO:
-        return np.array(list(itertools.product((1.0, -1.0), repeat=n_tasks))), True
+def sign_vectors(n_tasks: int, seed: int = 0) -> np.ndarray:
+    """The test's :data:`RANDOM_FLIPS` seeded random sign vectors beyond :data:`EXACT_UP_TO` tasks, (n × T)
+    float64 of ±1: a function of (T, seed) only."""
     rng = np.random.default_rng(seed)
-    return rng.choice((1.0, -1.0), size=(RANDOM_FLIPS, n_tasks)), False
+    return rng.choice((1.0, -1.0), size=(RANDOM_FLIPS, n_tasks))
 
 
 def task_differences(first: np.ndarray, second: np.ndarray, aggregate: str) -> np.ndarray:
@@ -68,27 +66,59 @@ def task_differences(first: np.ndarray, second: np.ndarray, aggregate: str) -> n
     return ratios
 
 
-def sign_flip_p_values(differences: np.ndarray, seed: int = 0, signs: tuple | None = None) -> np.ndarray:
+def _half_sums(d: np.ndarray) -> np.ndarray:
+    """Σ_t s_t d_t over every sign vector s of the columns of ``d`` (pairs × h) → pairs × 2^h."""
+    sums = np.zeros((d.shape[0], 1))
+    for column in d.T:
+        sums = np.concatenate([sums + column[:, None], sums - column[:, None]], axis=1)
+    return sums
+
+
+def _exact_extreme_counts(rows: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    """#{s ∈ {±1}^T : |Σ_t s_t d_t| ≥ threshold} per row, by meeting in the middle: the 2^⌈T/2⌉ sums of one
+    half of the tasks against the sorted 2^⌊T/2⌋ sums of the other, |a + b| ≥ t ⟺ b ≥ t − a or b ≤ −t − a
+    (two disjoint ranges for t > 0; every vector counts for t ≤ 0)."""
+    half = rows.shape[1] // 2
+    first, second = _half_sums(rows[:, half:]), np.sort(_half_sums(rows[:, :half]), axis=1)
+    counts = np.empty(rows.shape[0], dtype=np.int64)
+    total = first.shape[1] * second.shape[1]
+    for index in range(rows.shape[0]):
+        t = threshold[index]
+        if t <= 0:
+            counts[index] = total
+            continue
+        a, b = first[index], second[index]
+        above = b.size - np.searchsorted(b, t - a, side="left")
+        below = np.searchsorted(b, -t - a, side="right")
+        counts[index] = int(above.sum() + below.sum())
+    return counts
+
+
+def sign_flip_p_values(differences: np.ndarray, seed: int = 0, signs: np.ndarray | None = None) -> np.ndarray:
     """Two-sided sign-flip p-value of each row of ``differences`` (pairs × tasks): module docstring. A row
-    with a non-finite difference gets 1. ``signs``: :func:`sign_vectors` of these tasks and ``seed`` when the
-    caller has them already."""
+    with a non-finite difference gets 1. Up to :data:`EXACT_UP_TO` tasks every one of the 2^T sign vectors is
+    counted (:func:`_exact_extreme_counts`); beyond, ``signs`` (:func:`sign_vectors` of these tasks and
+    ``seed``, when the caller has them already) are."""
     d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
     n_pairs, n_tasks = d.shape
     p = np.ones(n_pairs)
     finite = np.isfinite(d).all(axis=1)
     if not finite.any() or n_tasks == 0:
         return p
-    signs, exact = signs if signs is not None else sign_vectors(n_tasks, seed)
     rows = d[finite]
     observed = np.abs(rows.sum(axis=1))
     tolerance = 1e-9 * np.abs(rows).sum(axis=1) + 1e-15  # sums equal up to rounding count as extreme
+    if n_tasks <= EXACT_UP_TO:
+        p[finite] = _exact_extreme_counts(rows, observed - tolerance) / 2.0 ** n_tasks
+        return np.minimum(p, 1.0)
+    signs = signs if signs is not None else sign_vectors(n_tasks, seed)
     extreme = np.zeros(rows.shape[0], dtype=np.int64)
     with contextlib.nullcontext() if _PINNED.active else single_threaded_blas():  # small products: one thread
         for start in range(0, signs.shape[0], 4096):                            # is faster, same bits everywhere
             flipped = np.abs(signs[start:start + 4096] @ rows.T)  # (flips × pairs)
             extreme += (flipped >= observed - tolerance).sum(axis=0)
     n = signs.shape[0]
-    p[finite] = extreme / n if exact else (1 + extreme) / (1 + n)
+    p[finite] = (1 + extreme) / (1 + n)
     return np.minimum(p, 1.0)
 
 
@@ -142,9 +172,11 @@ def tiers(order: np.ndarray, scores: np.ndarray, aggregate: str, seed: int = 0, 
     order = np.asarray(order, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     tier = np.zeros(scores.shape[0], dtype=np.int64)
-    signs = sign_vectors(scores.shape[1], seed)
+    if scores.shape[1] <= EXACT_UP_TO:  # counted exactly: no sign vectors, no BLAS
+        _walk(order, scores, aggregate, seed, alpha, chunk, None, tier)
+        return tier
     with _pinned_blas():
-        _walk(order, scores, aggregate, seed, alpha, chunk, signs, tier)
+        _walk(order, scores, aggregate, seed, alpha, chunk, sign_vectors(scores.shape[1], seed), tier)
     return tier
 
 

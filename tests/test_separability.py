@@ -27,13 +27,33 @@ def test_exact_p_values_equal_enumeration():
     assert found[0] == 1.0 and found[1] == pytest.approx(2 / 128)
 
 
-def test_random_flips_estimate_the_exact_p_value_reproducibly():
+def _matrix_p(rows):
+    """Every sign vector as a matrix, the sums by one product: brute force for up to ~18 tasks."""
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=rows.shape[1])))
+    flipped = np.abs(signs @ rows.T)
+    return ((flipped >= np.abs(rows.sum(axis=1)) - 1e-12).sum(axis=0)) / len(signs)
+
+
+def test_meeting_in_the_middle_counts_every_sign_vector():
+    rng = np.random.default_rng(5)
+    for n_tasks in (1, 2, 3, 8, 13, 17):
+        rows = rng.normal(0.01, 0.05, size=(6, n_tasks))
+        rows[0] = np.abs(rows[0])
+        rows[1, : n_tasks // 2] = 0.0  # zero differences: ties of the statistic
+        np.testing.assert_allclose(sep.sign_flip_p_values(rows), _matrix_p(rows), err_msg=str(n_tasks))
+
+
+def test_random_flips_estimate_the_exact_p_value_reproducibly(monkeypatch):
     rng = np.random.default_rng(1)
-    rows = rng.normal(0.01, 0.05, size=(5, sep.EXACT_UP_TO + 1))
-    exact = np.array([_enumerated_p(r) for r in rows])
+    rows = rng.normal(0.01, 0.05, size=(5, 16))
+    exact = _matrix_p(rows)
+    monkeypatch.setattr(sep, "EXACT_UP_TO", 10)  # 16 tasks then take the random sign vectors
     found = sep.sign_flip_p_values(rows, seed=3)
     np.testing.assert_array_equal(found, sep.sign_flip_p_values(rows, seed=3))
     assert np.abs(found - exact).max() < 4 * np.sqrt(0.25 / sep.RANDOM_FLIPS) + 1e-4
+    tiers = sep.tiers(np.arange(5), np.abs(rows) + 0.1, "mean")
+    monkeypatch.setattr(sep, "EXACT_UP_TO", 24)
+    assert tiers.min() == 1 and tiers.shape == (5,)
 
 
 def test_g_differences_are_log_ratios_unless_a_task_is_zero():
