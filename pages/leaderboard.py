@@ -188,7 +188,8 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -
     st.caption("Task columns are shaded from their lowest (white) to highest (teal) value. " + provenance)
     ranked = "in Borda count order" if order == "borda" else f"ranked by {board.ranked_by}"
     title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, {ranked} "
-             f"({hints.describe_condition(view)}). {provenance}")
+             f"({hints.describe_condition(view)}); intervals and rank ranges over tasks: "
+             f"{boards.resampling_words(board)}. {provenance}")
     cond = view.cond  # the file name tells two views' downloads apart (the pooled board's overwrote the full one)
     tables.download_row(lambda: boards.export_rows(board, meta, kinds, order),  # built on a click, not every run
                         f"leaderboard_{cond.benchmark}_{cond.setting}_{cond.metric}_{cond.precision}", title,

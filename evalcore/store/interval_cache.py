@@ -80,16 +80,21 @@ def read(text: str, n_systems: int) -> dict[str, tuple[np.ndarray, np.ndarray]] 
 
 def write(text: str, intervals: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
     """Store ``intervals`` under the key ``text`` (atomically; failures are ignored: a cache only saves time)."""
-    entry = _entry(text)
+    _put(_entry(text), lambda: json.dumps({"key": text, **{name: [lo.tolist(), hi.tolist()]
+                                                            for name, (lo, hi) in intervals.items()}}))
+
+
+def _put(entry: Path | None, payload) -> None:
+    """Write ``payload()`` to ``entry`` atomically (nothing without a cache folder; a failure is only logged),
+    then prune the entry's folder once per process."""
     if entry is None:
         return
     from evalcore.errors import OutputError
     from evalcore.formats import atomic_path
 
-    payload = json.dumps({"key": text, **{name: [lo.tolist(), hi.tolist()] for name, (lo, hi) in intervals.items()}})
     try:
         with atomic_path(entry, "interval cache entry") as temporary:
-            temporary.write_text(payload, encoding="utf-8")
+            temporary.write_text(payload(), encoding="utf-8")
     except (OutputError, OSError) as exc:
         log.debug("interval cache entry %s not written: %s", entry, exc)
         return
@@ -132,19 +137,5 @@ def read_arrays(text: str) -> dict[str, list] | None:
 def write_arrays(text: str, arrays: dict[str, np.ndarray]) -> None:
     """Store named arrays (numbers, booleans or strings) under the key ``text``, as :func:`write` does, in
     ``$TIEBREAK_CACHE/ranges/``."""
-    entry = _entry(text, RANGES_FOLDER)
-    if entry is None:
-        return
-    from evalcore.errors import OutputError
-    from evalcore.formats import atomic_path
-
-    payload = json.dumps({"key": text, "arrays": {name: np.asarray(value).tolist() for name, value in arrays.items()}})
-    try:
-        with atomic_path(entry, "interval cache entry") as temporary:
-            temporary.write_text(payload, encoding="utf-8")
-    except (OutputError, OSError) as exc:
-        log.debug("interval cache entry %s not written: %s", entry, exc)
-        return
-    if entry.parent not in _pruned:
-        _pruned.add(entry.parent)
-        _prune(entry.parent)
+    _put(_entry(text, RANGES_FOLDER), lambda: json.dumps(
+        {"key": text, "arrays": {name: np.asarray(value).tolist() for name, value in arrays.items()}}))
