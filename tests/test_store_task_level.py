@@ -75,6 +75,11 @@ def test_a_truncated_per_query_file_leaves_its_task_declared_and_the_board_says_
     assert board.ranked.empty and len(board.incomplete) >= 8
     assert board.tasks_without_results == ["SIQA"]
     assert any("rar-b_SIQA.parquet" in note for note in board.notes)
+    assert "SIQA" in board.data_notes() and "rar-b_SIQA.parquet" in board.data_notes()
+    from ui import board as boards  # the dashboard's CSV says it on every row
+
+    export = boards.export_rows(board, None, pd.Series(dtype=object))
+    assert export["board_notes"].str.contains("rar-b_SIQA.parquet").all() and len(export) == len(board.incomplete)
 
 
 def test_without_a_manifest_the_board_says_its_tasks_come_from_the_data(tmp_path):

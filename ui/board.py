@@ -293,6 +293,8 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order:
     sampled = board.resampling
     frame = frame.assign(resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
                          level=sampled.level if sampled else None)
+    if board.data_notes():  # unreadable files, declared tasks without results: on every row of the file
+        frame = frame.assign(board_notes=board.data_notes())
     return tables.with_integer_columns(frame, INTEGER_COLUMNS)
 
 

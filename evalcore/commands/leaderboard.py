@@ -356,6 +356,9 @@ def run(args: argparse.Namespace) -> int:
         sampled = board.resampling  # every row says how its intervals were resampled (the URL's keys)
         rows = rows.assign(resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
                            level=sampled.level if sampled else None)
+        problems = board.data_notes()
+        if problems:  # what the board stands on, on every row, where a reader of the file cannot miss it
+            rows = rows.assign(board_notes=problems)
         sys.stdout.write(to_csv_text(rows, float_format="%.6g", lineterminator="\n"))
     elif args.format == "latex":  # a paper's table: ranks, score, interval over tasks, tier
         narrow = [c for c in columns if c in LATEX_COLUMNS or c in board.tasks]

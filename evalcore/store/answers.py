@@ -1,5 +1,5 @@
 """What the store is asked (:class:`Condition`) and what it answers with: plain dataclasses, no behaviour
-beyond :meth:`Leaderboard.rows`."""
+beyond :meth:`Leaderboard.rows` and :meth:`Leaderboard.data_notes`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -98,6 +98,14 @@ class Leaderboard:
     @property
     def n_adjacent_differ(self) -> int:
         return 0 if self.adjacent is None else int(self.adjacent["differ"].sum())
+
+    def data_notes(self) -> str:
+        """What the board stands on, in one line ("" when nothing is wrong): declared tasks without results and
+        files that could not be read — what an export carries on every row."""
+        parts = []
+        if self.tasks_without_results:
+            parts.append(f"declared task(s) with no results at all: {', '.join(self.tasks_without_results)}")
+        return "; ".join(parts + list(self.notes))
 
     def rows(self) -> pd.DataFrame:
         """Every system, ranked ones first (by rank) then the systems not ranked: the ``ranked`` columns, with

@@ -36,6 +36,7 @@ def test_every_ranked_row_has_ranks_an_interval_and_a_tier(benchmark, setting, m
                          "--metric", metric, "--resamples", "300", "--format", "csv")
     assert code == 0, err
     rows = _csv(out)
+    assert "board_notes" not in rows, "a sound board has no notes column"
     ranked = rows[rows["complete"]]
     for column in ("shared_rank", "rank_lo", "rank_hi", "interval_lo", "interval_hi", "interval_kind", "tier"):
         assert ranked[column].notna().all(), column
@@ -106,6 +107,8 @@ def test_a_truncated_per_query_file_is_said_by_the_board_and_by_derive(tmp_path)
     assert code == 0, err
     rows = _csv(out)
     assert not rows["complete"].any(), "no G over 7 of the 8 tasks presented as the board's G"
+    assert rows["board_notes"].str.contains("rar-b_SIQA.parquet").all() and rows["board_notes"].str.contains(
+        "no results at all: SIQA").all(), "the CSV says it too"
     code, out, err = cli("leaderboard", "--benchmark", "rar-b", "--setting", "mcr", "--metric", "p@1", "--data",
                          str(data))
     assert "rar-b_SIQA.parquet" in out and "SIQA" in out.split("declared task(s) with no results at all:")[1]
