@@ -364,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
         narrow = [c for c in columns if c in LATEX_COLUMNS or c in board.tasks]
         print(_latex(rows[narrow], [c for c in numeric if c in narrow]))
         for line in separability_lines(board):
-            print(f"% {line}")
+            print("% " + " ".join(latex_escape(line).splitlines()))  # names are data: escaped, one line, never TeX
     else:
         with np.errstate(invalid="ignore"):
             print(rows.head(len(board.ranked)).to_string(index=False, float_format=lambda v: f"{v:.4f}",
