@@ -15,6 +15,7 @@ from evalcore.aggregate import AGGREGATES, geometric_mean, official_aggregate
 from evalcore.model_names import same_model_groups
 from evalcore.separability import real_pareto_front
 from evalcore.store import Condition, Leaderboard
+from evalcore.store.answers import EXPORT_PROVENANCE
 from ui import charts, data, glossary, hints, memo, state, tables, words
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
@@ -276,25 +277,13 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order:
     """Every system (ranked ones first, in the page's ``order``, then those not ranked: :func:`rows_in_order`)
     with every number of the board, its metadata and its source: what the CSV holds."""
     agg = board.ranked_by
-    rows = rows_in_order(board, order)
+    rows = board.export_frame(rows_in_order(board, order))  # what every export carries (evalcore's)
     first = ["shared_rank", "rank_lo", "rank_hi", "system", agg, "interval_lo", "interval_hi", "interval_kind",
              "tier", "could_be_first", "combined_lo", "combined_hi", "combined_rank_lo", "combined_rank_hi",
              f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
-    rows = rows.assign(interval_lo=rows[f"{agg}_task_lo"], interval_hi=rows[f"{agg}_task_hi"],
-                       interval_kind=rows[f"{agg}_task_lo"].notna().map({True: "tasks", False: None}))
-    rest = [c for c in rows.columns if c not in first and c not in board.tasks]
-    rows = rows.copy()
-    # a row with neither a bootstrap interval nor a tie range has no interval: the store's combined interval is its
-    # point [G, G] (so that it ranks), which a CSV reader would take for a measured zero width
-    known = pd.Series(_known(rows, f"{agg}_lo", f"{agg}_hi"), index=rows.index) | pd.Series(
-        _known(rows, f"{agg}_min", f"{agg}_max"), index=rows.index)
-    rows[["combined_lo", "combined_hi"]] = rows[["combined_lo", "combined_hi"]].where(known)
-    frame = pd.concat([rows[first + rest], _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
-    sampled = board.resampling
-    frame = frame.assign(resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
-                         level=sampled.level if sampled else None)
-    if board.data_notes():  # unreadable files, declared tasks without results: on every row of the file
-        frame = frame.assign(board_notes=board.data_notes())
+    last = [c for c in EXPORT_PROVENANCE if c in rows]
+    rest = [c for c in rows.columns if c not in first and c not in last and c not in board.tasks]
+    frame = pd.concat([rows[first + rest], _metadata(rows, meta, kinds), rows[board.tasks], rows[last]], axis=1)
     return tables.with_integer_columns(frame, INTEGER_COLUMNS)
 
 

@@ -41,9 +41,6 @@ SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_
 INTEGER_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "tier", "combined_rank_lo", "combined_rank_hi", "rank")
 LATEX_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "system", "G", "mean", "interval_lo", "interval_hi", "tier",
                  "n_tasks", "complete")
-INTERVAL_KIND = "tasks"
-"""What ``interval_lo``/``interval_hi`` resample: the benchmark's tasks (every row). ``combined_lo``/``_hi`` are
-the interval over queries joined with the tie range (rows with per-query results only)."""
 BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED"}
 SWAPS_LISTED = 5  # pairs named in the note; the rest are counted
 LATEX_SPECIALS = {
@@ -284,15 +281,10 @@ def separability_lines(board: "Leaderboard") -> list[str]:
 
 
 def _with_interval(board: "Leaderboard", frame: "pd.DataFrame") -> "pd.DataFrame":
-    """``frame`` (board rows) with interval_lo / interval_hi (the ranking aggregate's interval over tasks) and
-    interval_kind, whole-number rank columns."""
-    by = board.ranked_by
+    """``frame`` (board rows) with what every export carries (:meth:`Leaderboard.export_frame`), whole-number
+    rank columns."""
+    frame = board.export_frame(frame)
     complete = frame["complete"].astype(bool)
-    frame = frame.assign(interval_lo=frame[f"{by}_task_lo"], interval_hi=frame[f"{by}_task_hi"],
-                         interval_kind=[INTERVAL_KIND if c and board.resampling else None for c in complete])
-    # a row with neither a bootstrap interval nor a tie range has no combined interval (the store's is its point)
-    known = frame[[f"{by}_lo", f"{by}_min"]].notna().any(axis=1)
-    frame[["combined_lo", "combined_hi"]] = frame[["combined_lo", "combined_hi"]].where(known)
     for column in INTEGER_COLUMNS:
         frame[column] = frame[column].where(complete).round().astype("Int64")
     return frame
@@ -306,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from evalcore.store import Condition, Store
+    from evalcore.store.answers import EXPORT_PROVENANCE
 
     data_dir = _data_dir(args.data)
     logging.getLogger("evalcore.store").addHandler(logging.NullHandler())  # printed below, once, as warnings
@@ -335,7 +328,8 @@ def run(args: argparse.Namespace) -> int:
         return _print_with_candidate(board, cond, policy_reason, candidate, args.format,
                                      absent=_candidate_absent(cond, args))
     numeric = [c for c in columns if c in SCORE_COLUMNS] + board.tasks
-    rows = _with_interval(board, board.rows())[columns]
+    exported = _with_interval(board, board.rows())
+    rows = exported[columns]
     if args.format == "json":
         def records(df):
             return json.loads(df.to_json(orient="records", double_precision=6))
@@ -353,12 +347,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         from evalcore.csv_export import to_csv_text
 
-        sampled = board.resampling  # every row says how its intervals were resampled (the URL's keys)
-        rows = rows.assign(resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
-                           level=sampled.level if sampled else None)
-        problems = board.data_notes()
-        if problems:  # what the board stands on, on every row, where a reader of the file cannot miss it
-            rows = rows.assign(board_notes=problems)
+        # every row says how its intervals were resampled (the URL's keys) and what its data lack
+        rows = exported[columns + [c for c in EXPORT_PROVENANCE if c in exported]]
         sys.stdout.write(to_csv_text(rows, float_format="%.6g", lineterminator="\n"))
     elif args.format == "latex":  # a paper's table: ranks, score, interval over tasks, tier
         narrow = [c for c in columns if c in LATEX_COLUMNS or c in board.tasks]

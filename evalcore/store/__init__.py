@@ -40,9 +40,9 @@ from evalcore.store.catalogue import DATA_ENV, RUNS_DIR, classify_parquet, data_
 from evalcore.store.statistics import query_matrix
 
 __all__ = [
-    "CommonTasks", "Resampling", "CONDITION_KEY", "DATA_ENV", "DEFAULT_TIE_POLICY", "QUERY_METRICS_COLUMNS", "RUNS_DIR", "Condition", "Gap",
-    "Leaderboard", "LoadWarning", "PairedTest", "RankFlips", "SkippedFile", "Store", "classify_parquet", "data_dir",
-    "metric_bounded_by_one", "query_matrix",
+    "CONDITION_KEY", "DATA_ENV", "DEFAULT_TIE_POLICY", "QUERY_METRICS_COLUMNS", "RUNS_DIR", "CommonTasks", "Condition",
+    "Gap", "Leaderboard", "LoadWarning", "PairedTest", "RankFlips", "Resampling", "SkippedFile", "Store",
+    "classify_parquet", "data_dir", "metric_bounded_by_one", "query_matrix",
 ]
 
 _ARROW_TYPES = {"VARCHAR": "string", "BOOLEAN": "bool", "DOUBLE": "float64", "BIGINT": "int64"}

@@ -1,5 +1,5 @@
 """What the store is asked (:class:`Condition`) and what it answers with: plain dataclasses, no behaviour
-beyond :meth:`Leaderboard.rows` and :meth:`Leaderboard.data_notes`."""
+beyond what :class:`Leaderboard`'s exports share (:meth:`~Leaderboard.rows`, :meth:`~Leaderboard.export_frame`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -37,6 +37,11 @@ class LoadWarning:
 
     path: str
     message: str
+
+
+EXPORT_PROVENANCE = ("resamples", "seed", "level", "board_notes")
+"""The columns :meth:`Leaderboard.export_frame` adds after a board's own: how its intervals were resampled, and
+what is wrong with its data (``board_notes``, only when something is)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,24 @@ class Leaderboard:
     @property
     def n_adjacent_differ(self) -> int:
         return 0 if self.adjacent is None else int(self.adjacent["differ"].sum())
+
+    def export_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (rows of this board, e.g. :meth:`rows`) with what every export of it carries: interval_lo /
+        interval_hi / interval_kind (the ranking aggregate's interval over tasks), the combined interval emptied
+        where a row has neither a bootstrap interval nor a tie range (the store's is then its point, which a reader
+        would take for a measured zero width), the resampling (:data:`EXPORT_PROVENANCE`) and, when something is
+        wrong with the data, ``board_notes``."""
+        by = self.ranked_by
+        known = frame[[f"{by}_lo", f"{by}_min"]].notna().any(axis=1)
+        sampled = self.resampling
+        frame = frame.assign(
+            interval_lo=frame[f"{by}_task_lo"], interval_hi=frame[f"{by}_task_hi"],
+            interval_kind=frame[f"{by}_task_lo"].notna().map({True: "tasks", False: None}),
+            combined_lo=frame["combined_lo"].where(known), combined_hi=frame["combined_hi"].where(known),
+            resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
+            level=sampled.level if sampled else None)
+        notes = self.data_notes()
+        return frame.assign(board_notes=notes) if notes else frame
 
     def data_notes(self) -> str:
         """What the board stands on, in one line ("" when nothing is wrong): declared tasks without results and
