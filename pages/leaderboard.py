@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import html
+from functools import partial
 
 import streamlit as st
 
 from ui import board as boards
-from ui import charts, data, glossary, hints, screen, sidebar, state, tables, upload, words
+from ui import charts, data, glossary, hints, navigation, screen, sidebar, state, tables, upload, words
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, and **R2MED "
@@ -16,6 +17,7 @@ INTRO = (
     "[min, max] over all orderings of tied documents and a bootstrap interval over queries stand beside it. "
     f"Hover a column header for its definition, or open the {glossary.link('shared-rank', 'Glossary')}.")
 CHARTS = {"intervals": "Top systems with their intervals", "size": "Performance vs model size", "none": "None"}
+MAX_COMPARED = 4  # Compare shows two to four systems
 BANDS = (("interval over tasks", "#cbd5e1", 14), ("bootstrap interval over queries", "#93c5fd", 8),
          ("tie range [min, max]", "#f97316", 4))
 
@@ -35,7 +37,8 @@ def render() -> None:
                             help="The Borda column: always shown when the rows are in Borda count order.") \
         or order == "borda"
     resamples, seed, level, common = _resampling_controls(view)
-    board = data.leaderboard(view.data, cond, systems=view.systems,
+    pins = state.pinned(PIN_KEY, data.systems(view.data, benchmark=cond.benchmark)["system"].tolist())
+    board = data.leaderboard(view.data, cond, systems=_board_systems(view.systems, pins, common),
                              aggregate=boards.aggregate_for(order, cond.benchmark), bootstrap=resamples, seed=seed,
                              level=level, common_tasks=common)
     hints.condition_line(view)
@@ -62,7 +65,7 @@ def render() -> None:
     else:
         _headline(board, order, pointer, cond.benchmark)
         _notices(board, view, kinds, g_shown=board.ranked_by == "G" or show_other)
-        _table(board, order, show_other, show_borda, view, kinds)
+        _table(board, order, show_other, show_borda, view, kinds, common)
         chart = state.select("chart", "Chart", list(CHARTS), "intervals", widget="radio", format_func=CHARTS.get,
                              always=False, help="Drawn below the table.")
         if chart == "intervals":
@@ -70,6 +73,19 @@ def render() -> None:
         elif chart == "size":
             _size_chart(board, view)
     _incomplete(board)
+
+
+PIN_KEY = "pin"
+PIN_GENERATION = "_lb_pin_generation"  # bumped when a selection was cut to the link's limit: the table redraws it
+
+
+def _board_systems(shown: tuple[str, ...] | None, pins: list[str], common: bool) -> tuple[str, ...] | None:
+    """The systems the board holds: the sidebar's filter; with "Rank on common tasks" and two or more pinned
+    rows, the pinned ones (among the filtered), ranked on the tasks all of them have."""
+    if not common or len(pins) < 2:
+        return shown
+    chosen = tuple(s for s in pins if shown is None or s in shown)
+    return chosen if len(chosen) >= 2 else shown
 
 
 def _resampling_controls(view) -> tuple[int, int, float, bool]:
@@ -177,11 +193,20 @@ def _notices(board, view, kinds, g_shown: bool = True) -> None:
                    "(bad or repeated values): see “rows left out” at the bottom of the sidebar.")
 
 
-def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -> None:
+def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, common: bool) -> None:
+    """The ranked rows (a row's selection pins it), the pinned ones, their sources and the downloads."""
     meta = data.systems(view.data, benchmark=view.cond.benchmark)
     table = boards.table(board, meta, kinds, order, show_other, show_borda)
+    names = table["system"].tolist()
+    pins = state.pinned(PIN_KEY, names, label="Pinned rows")
+    # the widget's key names the rows it shows: another board (condition, filter, order) starts from the pins,
+    # not from row positions that meant other systems
+    key = f"lb_rows_{boards.rows_key(names)}_{st.session_state.get(PIN_GENERATION, 0)}"
     st.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board, screen.on_a_phone()),
-                 hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—")
+                 hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—",
+                 key=key, on_select=partial(_pins_changed, key, names), selection_mode="multi-row",
+                 selection_default={"selection": {"rows": [names.index(s) for s in pins]}})
+    _pinned_row(view, names, common)
     sources = data.provenance(view.data).describe(table["source"] if "source" in table else [])
     snapshot = data.provenance(view.data).snapshot
     provenance = "Sources: " + "; ".join(sources) + (f". Data snapshot {snapshot}." if snapshot else ".")
@@ -198,6 +223,38 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds) -
                         latex_tops=[n for n in boards.LATEX_TOPS if n < len(board.ranked)],
                         latex_top_frame=lambda n: boards.latex_rows(board, order, top=n),
                         top_caption=lambda n: boards.top_words(board, n))
+
+
+def _pins_changed(key: str, names: list[str]) -> None:
+    """The table's row selection changed: the selected rows are the pinned ones (a link carries at most 8)."""
+    rows = st.session_state[key]["selection"]["rows"]
+    if not state.set_pinned(PIN_KEY, names, [names[i] for i in rows if 0 <= i < len(names)]):
+        st.session_state[PIN_GENERATION] = st.session_state.get(PIN_GENERATION, 0) + 1
+        st.toast(f"At most {state.MAX_VALUES_PER_KEY} rows can be pinned (what a link carries): the first "
+                 f"{state.MAX_VALUES_PER_KEY} are kept.", icon=":material/push_pin:")
+
+
+def _pinned_row(view, names: list[str], common: bool) -> None:
+    """The pinned rows named, and the buttons that use them: compare them, rank them on their common tasks,
+    unpin them all."""
+    pins = state.pinned(PIN_KEY, names, label="Pinned rows")
+    if not pins:
+        st.caption(":material/push_pin: Tick rows (left of a row) to pin them: **Compare pinned** opens them side "
+                   "by side, and with **Rank on common tasks** the board ranks only them. Pins are in the link.")
+        return
+    left, mid, right = st.columns([3, 1.2, 0.8], vertical_alignment="center")
+    left.markdown(f":material/push_pin: **Pinned ({len(pins)}):** " + ", ".join(hints.safe_text(s) for s in pins)
+                  + (" — ranked on the tasks all of them have." if common and len(pins) >= 2 else ""))
+    fits = 2 <= len(pins) <= MAX_COMPARED
+    if mid.button(f"Compare pinned ({len(pins)})", icon=":material/compare_arrows:", disabled=not fits,
+                  help=None if fits else f"Compare takes 2 to {MAX_COMPARED} systems; {len(pins)} are pinned."):
+        for key, value in {**sidebar.url_values(view.cond), "sys": pins}.items():
+            state.set_wish(key, value)
+        st.switch_page(navigation.PAGES_DIR / "compare.py")
+    if right.button("Unpin all", icon=":material/close:"):
+        state.set_pinned(PIN_KEY, names, [])
+        st.session_state[PIN_GENERATION] = st.session_state.get(PIN_GENERATION, 0) + 1
+        st.rerun()
 
 
 def _chart(board, order: str, pointer: boards.Pointer) -> None:

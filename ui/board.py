@@ -5,6 +5,8 @@ only picks, labels and words them. The page script (``pages/leaderboard.py``) dr
 """
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -213,6 +215,11 @@ def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, 
     if "license" in shown:  # as "Open weights" beside it says: not a grey "None"
         shown["license"] = shown["license"].astype(object).where(shown["license"].notna(), "unknown")
     return shown
+
+
+def rows_key(systems: Sequence[str]) -> str:
+    """A short digest of the rows a table shows, in order: part of its selection widget's key."""
+    return hashlib.blake2b("\x1f".join(systems).encode(), digest_size=6).hexdigest()
 
 
 def column_config(board: Leaderboard, phone: bool = False) -> dict:

@@ -409,6 +409,14 @@ def choose_view_condition(facets: dict, chooser: Chooser = by_default, need: Nee
     return Chosen(cond, moved, unmet)
 
 
+def url_values(cond: Condition) -> dict[str, str]:
+    """The sidebar's URL keys with the values that show ``cond``: the wishes a button sets before it opens
+    another view on the same condition."""
+    instruction = next(k for k, v in INSTRUCTION_CHOICES.items() if v is cond.instruction)
+    return {"bench": cond.benchmark, "setting": cond.setting, "metric": cond.metric, "instr": instruction,
+            "prec": cond.precision, "ties": cond.tie_policy}
+
+
 def choose_condition(facets: dict, chooser: Chooser = by_default) -> Condition | None:
     """:func:`choose_view_condition` without a view's needs (the Leaderboard; the warm start asks it with
     :data:`by_default`): the condition, or None when there are no results."""

@@ -61,6 +61,7 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     Param("resamples", "resamples behind intervals, rank ranges and tiers: 200 | 500 | 1000 | 2000 | 5000"),
     Param("level", "confidence level: 0.9 | 0.95 | 0.99"),
     Param("common", "rank the shown systems on the tasks all of them have: 1 | 0"),
+    Param("pin", "rows pinned on the leaderboard, by system name (repeatable, at most 8)", repeatable=True),
     # Ties & precision
     Param("tp_task", "task for the tie summary (or all)"),
     Param("wi_run", "what-if: shipped run file"),
@@ -352,6 +353,39 @@ def multiselect(
                               help=help, placeholder=placeholder, on_change=_remember, args=(key,))
     _record(key, list(value), list(default), always, label, ", ".join(format_func(v) for v in value))
     return list(value)
+
+
+def pinned(key: str, options: Collection[str], *, label: str = "Pinned") -> list[str]:
+    """The values pinned under the repeatable URL key ``key`` that are among ``options``, in the order they were
+    pinned. Not a widget of its own: a table's row selection pins (:func:`set_pinned`). A link's values (read
+    once per session) are screened as a multiselect's are: those not among ``options`` are dropped with a
+    notice, at most :data:`MAX_VALUES_PER_KEY` are kept. Pins outside ``options`` (a filter hides them) stay
+    pinned for the views that show them, but only the shown ones are written to the URL."""
+    state = st.session_state
+    wanted = _take_pending(key)
+    if wanted is not None:
+        valid = [v for v in dict.fromkeys(wanted) if v in options]
+        if len(valid) < len(wanted):
+            dropped = len(wanted) - len(valid)
+            notice(f"`{key}`: {words.counted(dropped, 'value')} in the URL {'is' if dropped == 1 else 'are'} not "
+                   "available here; ignored.")
+        state.setdefault(_WISH, {})[key] = valid
+    shown = [v for v in (wish(key) or []) if v in options]
+    _record(key, shown, [], label=label, shown=", ".join(shown))
+    return shown
+
+
+def set_pinned(key: str, shown: Sequence[str], selected: Sequence[str]) -> bool:
+    """A table's row selection changed: of the values ``shown`` in it, exactly the ``selected`` ones are pinned
+    now (new ones after the earlier pins); pins the table does not show stay. At most
+    :data:`MAX_VALUES_PER_KEY` (what a link may carry): returns False when the selection had to be cut."""
+    before = list(wish(key) or [])
+    visible = set(shown)
+    chosen = set(selected)
+    kept = [v for v in before if v not in visible or v in chosen]
+    after = kept + [v for v in dict.fromkeys(selected) if v not in kept]
+    st.session_state.setdefault(_WISH, {})[key] = after[:MAX_VALUES_PER_KEY]
+    return len(after) <= MAX_VALUES_PER_KEY
 
 
 def flag(key: str, label: str, default: bool = False, *, where=None, help: str | None = None) -> bool:
