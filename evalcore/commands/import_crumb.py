@@ -23,8 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="did the queries carry CRUMB's instruction (default no)")
     parser.add_argument("--precision", default="fp32", help="precision of the scores (default fp32)")
     parser.add_argument("--split", default="eval", choices=("eval", "val"), help="CRUMB split (default eval)")
-    parser.add_argument("--tie-policy", default="docid-desc",
-                        help="tie policy of the oblivious value (default docid-desc: ir_measures/pytrec_eval)")
+    parser.add_argument("--tie-policy", default="official",
+                        help="tie policy of the oblivious value: official (default: each metric as crumb_eval's "
+                             "ir_measures orders ties, docid-desc except docid-asc for RR@k) or one policy")
     parser.add_argument("--source", default=None, help="source label (default crumb-import)")
     parser.add_argument("--data", default=None, help="data folder (default $TIEBREAK_DATA or data)")
 
@@ -41,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     for name, value in (("system", system), ("precision", args.precision)):
         if not value.strip():
             raise InputError(f"--{name} must not be empty")
-    tie_policy = str(tie_policy_option(args.tie_policy))
+    tie_policy = crumb.OFFICIAL if args.tie_policy.strip().lower() == crumb.OFFICIAL \
+        else str(tie_policy_option(args.tie_policy))
     rows = crumb.evaluate_folder(args.runs, args.crumb, system=system, setting=args.setting,
                                  instruction=YES_NO[args.instruction], precision=args.precision, split=args.split,
                                  tie_policy=tie_policy, source=args.source or crumb.SOURCE)
