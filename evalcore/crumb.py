@@ -14,13 +14,14 @@ which hands integer-cast labels to ``ir_measures.calc_aggregate``:
   have one collection, and crumb_eval evaluates them as in the passage setting whatever the flag.
 - A task score is the mean over the queries in both run and qrels (pytrec_eval, under ir_measures); the
   headline numbers are **nDCG@10** and **R@100**, averaged over the eight tasks (the arithmetic mean).
+- The oblivious value breaks score ties as crumb_eval's numbers do (:func:`official_tie_policy`):
+  ``docid-desc`` (pytrec_eval) except RR with a cutoff, ``docid-asc`` (ir_measures' MS MARCO provider).
 
 **Ties after MaxP.** A document's score is the maximum of its passages' scores, a deterministic function of
 the passage scores: two passages of one document with the same score give that same maximum, whichever of
 them crumb_eval's stable sort keeps, so MaxP itself is never ambiguous. Ties that matter are between
 *documents* whose maxima are equal; the tie-aware values (expected, min, max) are over all orderings of tied
-documents after MaxP, computed by the engine's closed forms on the document-level run. The oblivious value
-uses the tie policy (default ``docid-desc``: pytrec_eval's order, on document ids).
+documents after MaxP, computed by the engine's closed forms on the document-level run.
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ BINARY_METRIC_NAMES = frozenset({"p", "recall", "mrr"})  # ir_measures P, R, RR:
 OFFICIAL_METRICS = ("ndcg@10", "recall@100", "ndcg@5", "p@10", "p@5", "recall@10", "recall@1000", "mrr@10", "mrr")
 HEADLINE_METRICS = ("ndcg@10", "recall@100")
 SOURCE = "crumb-import"
+OFFICIAL = "official"  # the tie policy argument meaning: each metric under the order crumb_eval's numbers use
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,17 @@ class Procedure:
         from evalcore.metrics import parse_metric
 
         return self.binary_key if parse_metric(metric).name in BINARY_METRIC_NAMES else self.graded_key
+
+
+def official_tie_policy(metric: str) -> str:
+    """The order in which crumb_eval's numbers break score ties for ``metric``: ir_measures (0.4.x) computes
+    RR with a cutoff (``RR@10``) by its MS MARCO provider, which sorts by (score descending, document id
+    ascending): ``docid-asc``; every other official metric (nDCG, P, R, RR without cutoff) by pytrec_eval,
+    which breaks ties by document id descending: ``docid-desc``."""
+    from evalcore.metrics import parse_metric
+
+    parsed = parse_metric(metric)
+    return "docid-asc" if parsed.name == "mrr" and parsed.k is not None else "docid-desc"
 
 
 def procedure(task: str, setting: str = "passage") -> Procedure:
@@ -102,20 +115,24 @@ def document_run(run: CrumbRun, plan: Procedure) -> pa.Table:
 
 
 def evaluate_task(run_path: str | Path, crumb_dir: str | Path, task: str, setting: str = "passage", *,
-                  split: str = "eval", metrics=OFFICIAL_METRICS, tie_policy: str = "docid-desc") -> pa.Table:
-    """Per-query tie-aware rows (``evalcore.engine.RESULT_SCHEMA``) of one task's run, by the official
-    procedure. InputError when no query of the run is judged."""
+                  split: str = "eval", metrics=OFFICIAL_METRICS, tie_policy: str = OFFICIAL) -> pa.Table:
+    """Per-query tie-aware rows (``evalcore.engine.RESULT_SCHEMA`` plus ``tie_policy``) of one task's run, by
+    the official procedure; ``tie_policy`` ``official`` (:func:`official_tie_policy` per metric) or one named
+    policy for every metric. InputError when no query of the run is judged."""
     from evalcore.engine import evaluate_table
 
     plan = procedure(task, setting)
     labels = read_query_labels(labels_path(crumb_dir, task, split), plan.keys)
     run = read_run(run_path)
     documents = document_run(run, plan)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for metric in metrics:
+        policy = official_tie_policy(metric) if tie_policy == OFFICIAL else tie_policy
+        groups.setdefault((plan.key_of(metric), policy), []).append(metric)
     tables = []
-    for key in plan.keys:
-        wanted = [m for m in metrics if plan.key_of(m) == key]
-        if wanted:
-            tables.append(evaluate_table(documents, labels.qrels[key], wanted, tie_policy))
+    for (key, policy), wanted in groups.items():
+        table = evaluate_table(documents, labels.qrels[key], wanted, policy)
+        tables.append(table.append_column("tie_policy", pa.array([policy] * table.num_rows, pa.string())))
     result = pa.concat_tables(tables)
     if result.num_rows == 0:
         raise InputError(f"no query of the run is judged in {labels.path} (expected CRUMB query ids of {task})",
@@ -144,7 +161,7 @@ def run_files(folder: str | Path) -> dict[str, Path]:
 
 def evaluate_folder(runs: str | Path, crumb_dir: str | Path, *, system: str, setting: str = "passage",
                     instruction: bool = False, precision: str = "fp32", split: str = "eval",
-                    tie_policy: str = "docid-desc", source: str = SOURCE, metrics=OFFICIAL_METRICS):
+                    tie_policy: str = OFFICIAL, source: str = SOURCE, metrics=OFFICIAL_METRICS):
     """Every task run of a folder evaluated by the official procedure, as ``query_metrics`` rows (a pandas
     DataFrame, columns :data:`evalcore.schema.QUERY_METRICS`). Nothing is written."""
     import pandas as pd
@@ -156,8 +173,7 @@ def evaluate_folder(runs: str | Path, crumb_dir: str | Path, *, system: str, set
         rows = evaluate_task(path, crumb_dir, task, setting, split=split, metrics=metrics,
                              tie_policy=tie_policy).to_pandas()
         frames.append(rows.assign(system=system, benchmark=BENCHMARK, task=task, setting=setting,
-                                  instruction=instruction, precision=precision, tie_policy=tie_policy,
-                                  source=source))
+                                  instruction=instruction, precision=precision, source=source))
     frame = pd.concat(frames, ignore_index=True)
     return frame.astype({"qid": str, "metric": str})[list(QUERY_METRICS)]
 
