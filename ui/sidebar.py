@@ -143,7 +143,7 @@ FIELDS = tuple(c.field for c in CONTROLS)
 # What a wanted value falls back to, nearest first, when a view cannot show it (then the first option).
 NEAREST = {
     "benchmark": ("rar-b", "RAR-b"),
-    "setting": {"full": ("full-pooled", "mcr"), "full-pooled": ("full", "mcr"), "mcr": ("full-pooled", "full"),
+    "setting": {"full": ("full-pooled", "mcr", "passage"), "full-pooled": ("full", "mcr"), "mcr": ("full-pooled", "full"),
                 "passage": ("full-document",), "full-document": ("passage",)},
     "metric": ("ndcg@10", "p@1", "mrr@10"),
     "instruction": ("any", "without", "with"),
