@@ -158,8 +158,7 @@ def _judgements(value, key: str, path: Path, line: int) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class CrumbRun:
-    """A run as ``RUN_SCHEMA`` rows and, for CRUMB's JSON lines, the file line of every row (None for the
-    other formats, whose rows are named by their id)."""
+    """A run as ``RUN_SCHEMA`` rows and the file line of every row (the 1-based row for parquet)."""
 
     path: Path
     table: pa.Table
@@ -190,9 +189,14 @@ def read_run(path: str | Path) -> CrumbRun:
     path = Path(path)
     if is_crumb_jsonl(path):
         return _read_nested(path)
-    from evalcore import formats
+    from evalcore.formats.readers import read_run_rows
+    from evalcore.formats.validation import check_unique_pairs
 
-    return CrumbRun(path, formats.read_run(path), None)
+    table, _, numbers = read_run_rows(path)
+    check_unique_pairs(table, path, numbers)
+    lines = numbers.first + np.arange(table.num_rows, dtype=np.int64) if numbers.array is None \
+        else np.asarray(numbers.array, dtype=np.int64)
+    return CrumbRun(path, table, lines)
 
 
 def _read_nested(path: Path) -> CrumbRun:
@@ -240,7 +244,7 @@ def max_passage(run: CrumbRun) -> pa.Table:
     """CRUMB's MaxP: every passage ``DOC:CHUNK`` (split at the first ``:``, as ``crumb_eval`` does) stands for
     its document ``DOC``, scored by its best passage: score(DOC) = max over its passages. A document keeps the
     input position of its first passage. An id without a chunk part (no ``:``, or nothing before it) is an
-    error naming the file and line (CRUMB JSON lines) or the id."""
+    error naming the file and line."""
     table = run.table
     docids = table["docid"]
     parts = pc.split_pattern(docids, ":", max_splits=1)

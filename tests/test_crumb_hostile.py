@@ -133,3 +133,15 @@ def test_the_same_import_twice_is_refused(capsys, crumb_copy):
     code, err = _import(capsys, crumb_dir, runs, data)
     assert code == 2 and "already" in err
     assert _written(data) == written
+
+
+def test_a_trec_run_without_chunk_ids_under_maxp_names_its_line(capsys, crumb_copy):
+    crumb_dir, _, data = crumb_copy
+    runs = crumb_dir / "runs" / "bm25"
+    trec = runs / "clinical_trial.trec"
+    lines = trec.read_text().splitlines()
+    lines[3] = lines[3].replace("NCT11:0", "NCT11")
+    trec.write_text("\n".join(lines) + "\n")
+    code, err = _import(capsys, crumb_dir, runs, data)
+    assert code == 2 and f"{trec}:4: " in err and "DOC:CHUNK" in err
+    assert _written(data) == []
