@@ -49,8 +49,13 @@ def _json_lines(path: Path):
     """(line number, parsed object) for every non-blank line; NaN / Infinity literals and lines that are not
     one JSON object are errors naming the line."""
     opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with reading(path), opener(path, "rt", encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
+    number = 0
+    with reading(path), opener(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(f"expected UTF-8 text (byte {error.start + 1} is not)", path, number) from None
             if not text.strip():
                 continue
             try:

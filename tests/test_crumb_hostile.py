@@ -145,3 +145,12 @@ def test_a_trec_run_without_chunk_ids_under_maxp_names_its_line(capsys, crumb_co
     code, err = _import(capsys, crumb_dir, runs, data)
     assert code == 2 and f"{trec}:4: " in err and "DOC:CHUNK" in err
     assert _written(data) == []
+
+
+def test_binary_garbage_is_one_line(capsys, crumb_copy):
+    crumb_dir, runs, data = crumb_copy
+    first = (crumb_dir / LABELS).read_bytes().splitlines()[0]
+    (crumb_dir / LABELS).write_bytes(first + b"\n\xff\xfe\x00garbage\n")
+    code, err = _import(capsys, crumb_dir, runs, data)
+    assert code == 2 and f"{crumb_dir / LABELS}:2: expected UTF-8" in err and len(err.strip().splitlines()) == 1
+    assert _written(data) == []
