@@ -15,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                      "or one run file")
     parser.add_argument("--crumb", required=True,
                         help="CRUMB's files: the folder holding <task>/eval/query_labels.jsonl")
-    parser.add_argument("--system", default=None, help="system name (default: the runs folder's name)")
+    parser.add_argument("--system", default=None,
+                        help="system name (default: the runs folder's name, or the folder of the one run file)")
     parser.add_argument("--setting", default="passage", choices=("passage", "full-document"),
                         help="the collection the runs rank (default passage; MaxP applies there for "
                              "clinical_trial, set_operation_entity_retrieval, tip_of_the_tongue)")
@@ -38,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from evalcore.commands.ingest import ingest_rows
     from evalcore.errors import InputError
 
-    system = args.system if args.system is not None else Path(args.runs).resolve().name
+    runs = Path(args.runs).resolve()
+    system = args.system if args.system is not None else (runs.parent.name if runs.is_file() else runs.name)
     for name, value in (("system", system), ("precision", args.precision)):
         if not value.strip():
             raise InputError(f"--{name} must not be empty")
