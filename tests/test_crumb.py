@@ -247,3 +247,21 @@ def test_mean_over_tasks_is_the_arithmetic_mean_of_task_means():
     by_task = rows[rows.metric == "ndcg@10"].groupby("task").oblivious.mean()
     overall = means[(means.task == "mean") & (means.metric == "ndcg@10")].oblivious.iloc[0]
     assert overall == pytest.approx(sum(by_task) / 3)
+
+
+def test_trec_and_parquet_runs_with_crumb_ids_give_the_same_rows(tmp_path):
+    """The same run as CRUMB JSON lines, TREC and parquet: identical per-query rows (MaxP task included)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source = FIXTURES / "runs" / "minilm" / "clinical_trial_minilm.jsonl"
+    rows = [(qid, item, score) for qid, items in reference_run(source).items() for item, score in items]
+    trec = tmp_path / "clinical_trial.trec"
+    trec.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} x\n" for i, (q, d, s) in enumerate(rows)))
+    parquet = tmp_path / "clinical_trial.parquet"
+    pq.write_table(pa.table({"qid": [r[0] for r in rows], "docid": [r[1] for r in rows],
+                             "score": [r[2] for r in rows]}), parquet)
+    columns = ["qid", "metric", "oblivious", "expected", "min", "max", "n_candidates", "tie_policy"]
+    frames = [crumb.evaluate_task(path, FIXTURES, "clinical_trial").to_pandas()[columns]
+              .sort_values(columns[:2]).reset_index(drop=True) for path in (source, trec, parquet)]
+    assert frames[0].equals(frames[1]) and frames[0].equals(frames[2])
