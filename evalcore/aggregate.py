@@ -4,7 +4,8 @@ Definitions (docs/DESIGN.md § Definitions):
 - task score = mean over queries; G = (Π x_t)^(1/n) over tasks (a zero task makes G zero; NaN propagates);
   G_min / G_max / G_expected = G of the task mins / maxes / expected values (G is monotone).
 - Each benchmark is ranked by its own official aggregate (:func:`official_aggregate`): RAR-b by G (its
-  paper's geometric mean), R2MED by ``mean``, the arithmetic mean over tasks (the "Avg" of its site);
+  paper's geometric mean), R2MED by ``mean``, the arithmetic mean over tasks (the "Avg" of its site), CRUMB by
+  ``mean`` too (its paper averages nDCG@10 and R@100 over its eight tasks);
   ``mean_min`` / ``mean_max`` / ``mean_expected`` are the mean of the task mins / maxes / expected values.
 - ranks are competition ranks ("min": 1, 2, 2, 4), higher score = better.
 - Borda: per task a system scores the number of other systems it beats plus ½ per tie, summed over tasks
@@ -34,7 +35,7 @@ SCORE_COLUMNS = ("value", "expected", "min", "max")
 # aggregate name -> what it is; the name is the column that holds it in a leaderboard
 AGGREGATES = {"G": "geometric mean over tasks", "mean": "arithmetic mean over tasks"}
 # each benchmark's own aggregate (its paper / site); others default to G
-OFFICIAL_AGGREGATES = {"rar-b": "G", "r2med": "mean"}
+OFFICIAL_AGGREGATES = {"rar-b": "G", "r2med": "mean", "crumb": "mean"}
 MAX_SYSTEMS_ENV = "TIEBREAK_MAX_SYSTEMS"
 DEFAULT_MAX_SYSTEMS = 100_000
 # the summary columns of a leaderboard; a task of the same name gets another column label (task_column_labels)
@@ -46,7 +47,7 @@ SUMMARY_COLUMNS = (
 
 
 def official_aggregate(benchmark: str | None) -> str:
-    """The aggregate a benchmark is ranked by: ``G`` for RAR-b, ``mean`` for R2MED, ``G`` otherwise."""
+    """The aggregate a benchmark is ranked by: ``G`` for RAR-b, ``mean`` for R2MED and CRUMB, ``G`` otherwise."""
     return OFFICIAL_AGGREGATES.get(str(benchmark or "").lower(), "G")
 
 

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "derive": ("derive", "write the derived sums of a data directory's per-query files (what the store reads)"),
     "import-mteb": ("import_mteb", "import an MTEB results tree as task_scores + systems parquet"),
     "import-r2med": ("import_r2med", "import the R2MED paper result JSONs as task_scores parquet"),
+    "import-crumb": ("import_crumb", "evaluate a folder of CRUMB runs by CRUMB's procedure into query_metrics"),
     "leaderboard": ("leaderboard", "print a benchmark leaderboard from the data directory"),
     "tasks": ("tasks", "export the shipped tasks' queries and candidates; evaluate your run against them"),
 }

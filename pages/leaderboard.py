@@ -10,8 +10,9 @@ from ui import board as boards
 from ui import charts, data, glossary, hints, navigation, screen, sidebar, state, tables, upload, words
 
 INTRO = (
-    "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, and **R2MED "
-    "by the mean** (its site's “Avg”); the other stays selectable. Every row has an **interval over tasks** — how "
+    "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, **R2MED by the "
+    "mean** (its site's “Avg”) and **CRUMB by the mean** over its eight tasks; the other stays selectable. Every "
+    "row has an **interval over tasks** — how "
     "far its score would move had the benchmark drawn other tasks like these — and the **rank range** it allows; "
     "systems not told apart share a rank and a **tier**. Where per-query results exist, the **tie range** "
     "[min, max] over all orderings of tied documents and a bootstrap interval over queries stand beside it. "

@@ -32,6 +32,8 @@ CITATIONS = {c.key: c for c in (
              "Preference*, ICML 2024 (its leaderboard's rank (UB))", "https://arxiv.org/abs/2403.04132"),
     Citation("rarb", "Xiao et al., *RAR-b: Reasoning as Retrieval Benchmark*, 2024 (arXiv 2404.06347)",
              "https://arxiv.org/abs/2404.06347"),
+    Citation("crumb", "Killingback & Zamani, *Benchmarking Information Retrieval Models on Complex Retrieval "
+             "Tasks* (CRUMB), 2025 (arXiv 2509.07253)", "https://arxiv.org/abs/2509.07253"),
     Citation("mogstad-2024", "Mogstad, Romano, Shaikh & Wilhelm, *Inference for Ranks with Applications to "
              "Mobility across Neighbourhoods and Academic Achievement across Countries*, Review of Economic "
              "Studies 91(1), 2024", "https://doi.org/10.1093/restud/rdad006"),
@@ -104,6 +106,11 @@ _ENTRIES = (
     Term("mcr", "MCR (multiple-choice retrieval)", "RAR-b's multiple-choice setting: each query ranks only its "
          "own answer options; accuracy is p@1 (is the correct option ranked first?). Chance is 1 / options.",
          ("rarb",)),
+    Term("passage", "Passages (CRUMB)", "CRUMB's passage collection: documents split into chunks `DOC:CHUNK`. For "
+         "clinical_trial, set_operation_entity_retrieval and tip_of_the_tongue each document is scored by its best "
+         "passage (**MaxP**) and judged with the full-document labels, as CRUMB's evaluator does.", ("crumb",)),
+    Term("full-document", "Full documents (CRUMB)", "CRUMB's full-document collection (five tasks have one; the "
+         "other three are evaluated on their only collection); never MaxP.", ("crumb",)),
     Term("instruction", "Instruction use", "Whether queries were prefixed with a task instruction. **as "
          "published** takes, per system, its with-instruction results when it has them, else without, else "
          "those whose instruction use is **unknown** (a model card that never says)."),
@@ -111,11 +118,11 @@ _ENTRIES = (
     Term("g", "G (geometric mean)", "(Π task scores)^(1/n) over a benchmark's tasks — RAR-b's own aggregate. A "
          "single zero task makes G zero.", ("rarb",)),
     Term("mean", "Mean (arithmetic)", "The average of the task scores — R2MED's own aggregate (its site's "
-         "“Avg”)."),
+         "“Avg”) and CRUMB's (its paper's average over the eight tasks)."),
     Term("borda", "Borda count", "Per task, a system scores one point per other system it beats and ½ per "
          "tie; the points are summed over tasks. Insensitive to how far apart scores are."),
     Term("aggregate", "Ranking aggregate", "Each benchmark is ranked by its own aggregate: RAR-b by **G**, R2MED "
-         "by the **mean**. The other stays selectable; the board says which one ranks."),
+         "and CRUMB by the **mean**. The other stays selectable; the board says which one ranks."),
     Term("bootstrap", "Bootstrap interval over queries (95%)", "Resample each task's queries with replacement "
          "(the same resample for every system), recompute the aggregate, and keep the 2.5th–97.5th percentiles: "
          "how much the score depends on which queries happened to be in the test set, *on these tasks*. Needs "

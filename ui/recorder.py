@@ -168,7 +168,7 @@ def condition_of(params: Mapping, data_dir: Path | None = None,
         value = params.get(key)
         return value[0] if isinstance(value, list) and value else value
 
-    words = {"bench": {"rar-b": "RAR-b", "r2med": "R2MED"}, "setting": sidebar.SETTING_LABELS,
+    words = {"bench": sidebar.BENCHMARK_LABELS, "setting": sidebar.SETTING_LABELS,
              "instr": sidebar.INSTRUCTION_LABELS}
     shown = shown or {}
     settings = [(CONDITION_KEYS[key], str(words.get(key, {}).get(value, value))) if key in CONDITION_KEYS

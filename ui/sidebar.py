@@ -26,7 +26,8 @@ import streamlit as st
 from evalcore.store import Condition
 from ui import data, glossary, memo, state, words
 
-SETTING_LABELS = {"full": "Full retrieval", "full-pooled": "Full (pooled candidates)", "mcr": "Multiple choice (MCR)"}
+SETTING_LABELS = {"full": "Full retrieval", "full-pooled": "Full (pooled candidates)", "mcr": "Multiple choice (MCR)",
+                  "passage": "Passages", "full-document": "Full documents"}
 INSTRUCTION_CHOICES = {"any": None, "without": False, "with": True}
 INSTRUCTION_LABELS = {"any": "as published", "without": "without", "with": "with"}
 YES_NO_ANY = {"any": None, "yes": True, "no": False}
@@ -122,11 +123,11 @@ class Control:
         return glossary.tip(*self.terms, before=before) if self.terms else (before or None)
 
 
-BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED"}
+BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED", "crumb": "CRUMB"}
 BENCHMARK = Control("bench", "benchmark", "Benchmark", labels=BENCHMARK_LABELS, noun="benchmark",
                     help="Which benchmark's tasks are aggregated.")
 SETTING = Control("setting", "setting", "Setting", widget="radio", labels=SETTING_LABELS, noun="setting",
-                  help="What each query ranks.", terms=("full", "full-pooled", "mcr"))
+                  help="What each query ranks.", terms=("full", "full-pooled", "mcr", "passage", "full-document"))
 METRIC = Control("metric", "metric", "Metric", noun="metric")
 INSTRUCTION = Control("instr", "instruction", "Instruction", widget="radio", labels=INSTRUCTION_LABELS,
                       noun="instruction state", help="Queries with or without a task instruction.",
@@ -142,7 +143,8 @@ FIELDS = tuple(c.field for c in CONTROLS)
 # What a wanted value falls back to, nearest first, when a view cannot show it (then the first option).
 NEAREST = {
     "benchmark": ("rar-b", "RAR-b"),
-    "setting": {"full": ("full-pooled", "mcr"), "full-pooled": ("full", "mcr"), "mcr": ("full-pooled", "full")},
+    "setting": {"full": ("full-pooled", "mcr", "passage"), "full-pooled": ("full", "mcr"), "mcr": ("full-pooled", "full"),
+                "passage": ("full-document",), "full-document": ("passage",)},
     "metric": ("ndcg@10", "p@1", "mrr@10"),
     "instruction": ("any", "without", "with"),
     "precision": ("fp32", "q4", "bf16+hps", "fp16", "bf16", "int8", "binary"),

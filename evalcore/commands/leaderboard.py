@@ -41,7 +41,7 @@ SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_
 INTEGER_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "tier", "combined_rank_lo", "combined_rank_hi", "rank")
 LATEX_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "system", "G", "mean", "interval_lo", "interval_hi", "tier",
                  "n_tasks", "complete")
-BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED"}
+BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED", "crumb": "CRUMB"}
 SWAPS_LISTED = 5  # pairs named in the note; the rest are counted
 LATEX_SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
