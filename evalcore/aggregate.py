@@ -494,26 +494,35 @@ def order_swaps(systems: Sequence[str], by_policy: np.ndarray, by_expected: np.n
                              kind="stable").reset_index(drop=True)
 
 
-def condition_gap(table_a: pd.DataFrame, table_b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """b − a per system × task (tasks present under both) and in G over each system's shared tasks.
+def condition_gap(table_a: pd.DataFrame, table_b: pd.DataFrame,
+                  aggregate: str = "G") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """b − a per system × task (tasks present under both) and in ``aggregate`` (``G`` or ``mean``, the
+    benchmark's own: :func:`official_aggregate`) over each system's shared tasks.
 
     Inputs have columns system, task, value. Returns (per_task: system, task, a, b, gap;
-    per_system: system, G_a, G_b, gap, n_tasks).
+    per_system: system, <aggregate>_a, <aggregate>_b, gap, n_tasks), e.g. ``G_a`` / ``G_b``.
     """
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"unknown aggregate {aggregate!r}: expected one of {', '.join(AGGREGATES)}")
     per_task = table_a[["system", "task", "value"]].merge(
         table_b[["system", "task", "value"]], on=["system", "task"], suffixes=("_a", "_b")
     ).rename(columns={"value_a": "a", "value_b": "b"})
     per_task["gap"] = per_task["b"] - per_task["a"]
     per_task = per_task.sort_values(["system", "task"]).reset_index(drop=True)
-    with np.errstate(divide="ignore"):
-        logs = per_task.assign(log_a=np.log(per_task["a"]), log_b=np.log(per_task["b"]))
-    grouped = logs.groupby("system", sort=True)
+    if aggregate == "G":
+        with np.errstate(divide="ignore"):
+            values = per_task.assign(v_a=np.log(per_task["a"]), v_b=np.log(per_task["b"]))
+    else:
+        values = per_task.assign(v_a=per_task["a"], v_b=per_task["b"])
+    grouped = values.groupby("system", sort=True)
+    back = np.exp if aggregate == "G" else (lambda v: v)
+    a, b = f"{aggregate}_a", f"{aggregate}_b"
     per_system = pd.DataFrame(
         {
-            "G_a": np.exp(grouped["log_a"].mean()),
-            "G_b": np.exp(grouped["log_b"].mean()),
+            a: back(grouped["v_a"].mean()),
+            b: back(grouped["v_b"].mean()),
             "n_tasks": grouped.size(),
         }
     ).reset_index()
-    per_system["gap"] = per_system["G_b"] - per_system["G_a"]
-    return per_task, per_system[["system", "G_a", "G_b", "gap", "n_tasks"]]
+    per_system["gap"] = per_system[b] - per_system[a]
+    return per_task, per_system[["system", a, b, "gap", "n_tasks"]]

@@ -16,7 +16,8 @@ def render() -> None:
     view = hints.page_top(TITLE, (
         "RAR-b asks whether retrievers can follow an instruction prefixed to the query. This page shows the gap "
         "**with − without** instruction for each system and task (blue: the instruction helps, red: it hurts) and "
-        "the same gap in G."), need=NEED)
+        "the same gap in the benchmark's own aggregate (G for RAR-b, the mean over tasks for R2MED and CRUMB)."),
+        need=NEED)
     if view is None:
         return
     hints.condition_line(view, skip=("instruction",), note=" · with and without instruction")
@@ -30,15 +31,16 @@ def render() -> None:
             hints.ingest_hint(view, instruction="yes") + "\n" + hints.ingest_hint(view, instruction="no"))
         return
     per_system = gap.per_system.sort_values("gap", ascending=False, kind="stable").reset_index(drop=True)
+    agg = gap.aggregate  # G, or mean where the benchmark ranks by the mean
     cols = st.columns(3)
     cols[0].metric("Systems with both", f"{len(per_system)}")
     best, worst = per_system.iloc[0], per_system.iloc[-1]
     if best["gap"] > 0:
-        cols[1].metric("Helps most", f"{best['gap']:+.4f}", help="The largest with − without difference in G.")
+        cols[1].metric("Helps most", f"{best['gap']:+.4f}", help=f"The largest with − without difference in {agg}.")
         cols[1].caption(hints.safe_text(best["system"]))
     else:
-        cols[1].metric("Helps most", "none", help="No system's G is higher with the instruction.")
-    cols[2].metric("Hurts most", f"{worst['gap']:+.4f}", help="The smallest with − without difference in G.")
+        cols[1].metric("Helps most", "none", help=f"No system's {agg} is higher with the instruction.")
+    cols[2].metric("Hurts most", f"{worst['gap']:+.4f}", help=f"The smallest with − without difference in {agg}.")
     cols[2].caption(hints.safe_text(worst["system"]))
 
     st.subheader("Gap per system and task")
@@ -66,7 +68,7 @@ def render() -> None:
 
     charts.draw_remembered(key and (*key, "heat"), heat_figure)
 
-    st.subheader("Gap in G")
+    st.subheader(f"Gap in {agg}")
     g_span = charts.symmetric_span(per_system["gap"])
 
     def bar_figure():
@@ -75,13 +77,14 @@ def render() -> None:
             x=per_system["gap"].tolist(), y=screen.short_names(names) if phone else names, orientation="h",
             customdata=names,
             marker=dict(color=per_system["gap"].tolist(), colorscale="RdBu", cmin=-g_span, cmax=g_span),
-            hovertemplate="%{customdata}<br>G with − G without %{x:+.4f}<extra></extra>"), layout=dict(
+            hovertemplate=f"%{{customdata}}<br>{agg} with − {agg} without %{{x:+.4f}}<extra></extra>"), layout=dict(
             height=max(260, 28 * len(per_system) + 80), margin=dict(l=10, r=10, t=20, b=10),
-            xaxis=dict(title=dict(text="G with − G without")), yaxis=dict(autorange="reversed", type="category")))
+            xaxis=dict(title=dict(text=f"{agg} with − {agg} without")), yaxis=dict(autorange="reversed", type="category")))
 
     charts.draw_remembered(key and (*key, "bars"), bar_figure)
     st.dataframe(per_system, hide_index=True, width="stretch", column_config={
-        "system": "System", "G_a": tables.number(f"G {gap.label_a}"), "G_b": tables.number(f"G {gap.label_b}"),
+        "system": "System", f"{agg}_a": tables.number(f"{agg} {gap.label_a}"),
+        f"{agg}_b": tables.number(f"{agg} {gap.label_b}"),
         "gap": st.column_config.NumberColumn("Gap (with − without)", format="%+.4f"),
         "n_tasks": tables.number("Tasks with both", 0)})
 

@@ -210,7 +210,9 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, c
     _pinned_row(view, names, common)
     sources = data.provenance(view.data).describe(table["source"] if "source" in table else [])
     snapshot = data.provenance(view.data).snapshot
-    provenance = "Sources: " + "; ".join(sources) + (f". Data snapshot {snapshot}." if snapshot else ".")
+    provenance = ("Sources: " + "; ".join(sources) if sources else  # e.g. runs ingested or imported from CRUMB
+                  "Sources: not recorded (no systems table in the data folder names these rows' source)") + (
+        f". Data snapshot {snapshot}." if snapshot else ".")
     st.caption("Task columns are shaded from their lowest (white) to highest (teal) value. " + provenance)
     ranked = "in Borda count order" if order == "borda" else f"ranked by {board.ranked_by}"
     title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, {ranked} "

@@ -177,6 +177,11 @@ def test_condition_gap_hand_computed():
     assert row["gap"] == pytest.approx(0.5 - (0.125) ** 0.5)
     assert row["n_tasks"] == 2
     assert "t" not in per_system["system"].tolist()  # no task present under both
+    _, by_mean = aggregate.condition_gap(a, b, "mean")  # R2MED's and CRUMB's aggregate
+    row = by_mean.set_index("system").loc["s"]
+    assert (row["mean_a"], row["mean_b"], row["gap"]) == pytest.approx((0.375, 0.5, 0.125))
+    with pytest.raises(ValueError, match="unknown aggregate"):
+        aggregate.condition_gap(a, b, "median")
 
 
 # -- bootstrap ----------------------------------------------------------------------------------------

@@ -68,6 +68,13 @@ def test_instruction_states_are_apart(data):
     assert set(without.ranked["system"]) == {"bm25", "minilm"} and set(with_.ranked["system"]) == {"minilm"}
     gap = store.instruction_gap(Condition("crumb", "ndcg@10", "passage", None, "fp32", "docid-desc"))
     assert "minilm" in set(gap.per_system["system"])
+    # the gap is in CRUMB's own aggregate, the mean over the tasks both states have
+    shared = [t for t in with_.tasks if t in without.tasks]
+    one = gap.per_system.set_index("system").loc["minilm"]
+    mean_without = without.ranked.set_index("system").loc["minilm", shared].mean()
+    mean_with = with_.ranked.set_index("system").loc["minilm", shared].mean()
+    assert gap.aggregate == "mean"
+    assert (one["mean_a"], one["mean_b"]) == pytest.approx((mean_without, mean_with))
 
 
 def test_the_shipped_manifest_declares_crumb():

@@ -427,26 +427,30 @@ class Store:
         )
 
     def instruction_gap(self, cond: Condition, systems: Iterable[str] | None = None) -> Gap:
-        """With − without instruction per system × task and in G (``cond.instruction`` ignored).
+        """With − without instruction per system × task and in the benchmark's own aggregate (G for RAR-b, the
+        mean for R2MED and CRUMB; ``cond.instruction`` ignored).
         a = without, b = with."""
         db, names = self._database(), queries.as_list(systems)
         without = queries.task_table(db, replace(cond, instruction=False), names)
         with_instruction = queries.task_table(db, replace(cond, instruction=True), names)
-        per_task, per_system = _aggregate.condition_gap(without, with_instruction)
-        return Gap(per_task, per_system, "without instruction", "with instruction")
+        aggregate = _aggregate.official_aggregate(cond.benchmark)
+        per_task, per_system = _aggregate.condition_gap(without, with_instruction, aggregate)
+        return Gap(per_task, per_system, "without instruction", "with instruction", aggregate)
 
     def mcr_vs_full(
         self, cond: Condition, systems: Iterable[str] | None = None, mcr_metric: str | None = None,
         full_setting: str = "full",
     ) -> Gap:
-        """Full vs MCR per system × task and in G (``cond.setting`` ignored). a = ``full_setting``
+        """Full vs MCR per system × task and in the benchmark's own aggregate (``cond.setting`` ignored). a = ``full_setting``
         ('full' = the official corpus, 'full-pooled' = every candidate answer of the task pooled) with
         ``cond.metric``, b = mcr (``mcr_metric``, default ``cond.metric``)."""
         db, names = self._database(), queries.as_list(systems)
         full = queries.task_table(db, replace(cond, setting=full_setting), names)
         mcr = queries.task_table(db, replace(cond, setting="mcr", metric=mcr_metric or cond.metric), names)
-        per_task, per_system = _aggregate.condition_gap(full, mcr)
-        return Gap(per_task, per_system, f"{full_setting} ({cond.metric})", f"mcr ({mcr_metric or cond.metric})")
+        aggregate = _aggregate.official_aggregate(cond.benchmark)
+        per_task, per_system = _aggregate.condition_gap(full, mcr, aggregate)
+        return Gap(per_task, per_system, f"{full_setting} ({cond.metric})", f"mcr ({mcr_metric or cond.metric})",
+                   aggregate)
 
     def chance(self, cond: Condition, tasks: Iterable[str] | None = None) -> pd.DataFrame:
         """Multiple-choice chance per task (``cond.setting`` should be ``mcr``): the accuracy (p@1) of a

@@ -161,12 +161,14 @@ class RankFlips:
 
 @dataclass
 class Gap:
-    """Result of :meth:`Store.instruction_gap` / :meth:`Store.mcr_vs_full`: b − a per task and in G."""
+    """Result of :meth:`Store.instruction_gap` / :meth:`Store.mcr_vs_full`: b − a per task and in the
+    benchmark's own aggregate (G for RAR-b, the mean for R2MED and CRUMB)."""
 
     per_task: pd.DataFrame  # system, task, a, b, gap (= b - a)
-    per_system: pd.DataFrame  # system, G_a, G_b, gap (= G_b - G_a), n_tasks (tasks present under both)
+    per_system: pd.DataFrame  # system, <aggregate>_a, <aggregate>_b, gap (= b - a), n_tasks (tasks under both)
     label_a: str  # e.g. 'without instruction' / 'full'
     label_b: str  # e.g. 'with instruction' / 'mcr'
+    aggregate: str = "G"  # the column prefix of per_system: G_a / G_b or mean_a / mean_b
 
 
 @dataclass
