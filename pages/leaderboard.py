@@ -17,7 +17,6 @@ INTRO = (
     "systems not told apart share a rank and a **tier**. Where per-query results exist, the **tie range** "
     "[min, max] over all orderings of tied documents and a bootstrap interval over queries stand beside it. "
     f"Hover a column header for its definition, or open the {glossary.link('shared-rank', 'Glossary')}.")
-CHARTS = {"intervals": "Top systems with their intervals", "size": "Performance vs model size", "none": "None"}
 MAX_COMPARED = 4  # Compare shows two to four systems
 BANDS = (("interval over tasks", "#cbd5e1", 14), ("bootstrap interval over queries", "#93c5fd", 8),
          ("tie range [min, max]", "#f97316", 4))
@@ -67,8 +66,8 @@ def render() -> None:
         _headline(board, order, pointer, cond.benchmark)
         _notices(board, view, kinds, g_shown=board.ranked_by == "G" or show_other)
         _table(board, order, show_other, show_borda, view, kinds, common)
-        chart = state.select("chart", "Chart", list(CHARTS), "intervals", widget="radio", format_func=CHARTS.get,
-                             always=False, help="Drawn below the table.")
+        chart = state.select("chart", "Chart", list(boards.CHARTS), "intervals", widget="radio",
+                             format_func=boards.CHARTS.get, always=False, help="Drawn below the table.")
         if chart == "intervals":
             _chart(board, order, pointer)
         elif chart == "size":

@@ -22,6 +22,8 @@ from ui import charts, data, glossary, hints, memo, state, tables, words
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
+CHARTS = {"intervals": "Top systems with their intervals", "size": "Performance vs model size", "none": "None"}
+"""The chart below the Leaderboard (URL key ``chart``): its values and labels."""
 """The Leaderboard's ranking control (URL key ``sort``): G or the mean ranks the board; Borda only orders its
 rows (the ranks stay those of the benchmark's own aggregate)."""
 AGGREGATE_OF = {"g": "G", "mean": "mean"}
