@@ -167,7 +167,7 @@ def copy_share_link(page) -> str:
     context only: https, or http on a loopback address)."""
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.get_by_test_id("stSidebar").get_by_role("button", name="Share this view").click()
-    box = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode")
+    box = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode").first  # the share link; then the API URL
     box.hover()
     box.get_by_role("button", name="Copy to clipboard").click()
     copied = page.evaluate("() => navigator.clipboard.readText()")
