@@ -13,8 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -22,11 +20,11 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from api_numbers import assert_same_board, cli_args, cli_board, close
 from ui import api, api_answers, data, rank_flips, sidebar
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
-CLI_DECIMALS = 6  # evalcore leaderboard --format json prints floats to 6 decimals
 HOSTILE = {  # the URL screening's cases (tests/pages/test_url_state.py)
     "sql": "rar-b'; DROP TABLE query_metrics; --",
     "script": "<script>alert(document.cookie)</script>",
@@ -56,51 +54,6 @@ def get(client, endpoint: str, params=(), status: int = 200) -> dict:
     assert response.status_code == status, response.text[:500]
     assert response.headers["content-type"] == "application/json"
     return response.json()
-
-
-def cli_board(args: list[str]) -> dict:
-    done = subprocess.run([sys.executable, "-m", "evalcore", "leaderboard", "--data", str(DATA), "--format", "json",
-                           *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
-def cli_args(params: dict) -> list[str]:
-    """The CLI's flags for a view link's parameters (the dashboard's URL keys are the CLI's, docs/api.md)."""
-    flags = {"bench": "--benchmark", "metric": "--metric", "setting": "--setting", "instr": "--instruction",
-             "prec": "--precision", "ties": "--tie-policy", "seed": "--seed", "resamples": "--resamples",
-             "level": "--level"}
-    params = {"bench": "rar-b", **params}  # the page's first benchmark; the CLI has no default
-    args = [part for key, flag in flags.items() if key in params for part in (flag, params[key])]
-    if params.get("common") == "1":
-        args.append("--common-tasks")
-    if params.get("sort") in ("g", "mean"):
-        args += ["--aggregate", {"g": "G", "mean": "mean"}[params["sort"]]]
-    return args
-
-
-def close(api_value, cli_value) -> bool:
-    """The API's value printed to the CLI's six decimals is the CLI's (None for None; text and flags equal)."""
-    if api_value is None or cli_value is None:
-        return api_value is None and cli_value is None
-    if isinstance(cli_value, float) or isinstance(api_value, float):
-        return math.isclose(api_value, cli_value, abs_tol=0.5 * 10 ** -CLI_DECIMALS + 1e-12)
-    return api_value == cli_value
-
-
-def assert_same_board(answer: dict, cli: dict) -> None:
-    assert answer["condition"] == cli["condition"]
-    assert answer["ranked_by"] == cli["ranked_by"] and answer["tasks"] == cli["tasks"]
-    assert [r["system"] for r in answer["ranked"]] == [r["system"] for r in cli["ranked"]]
-    assert [r["system"] for r in answer["incomplete"]] == [r["system"] for r in cli["incomplete"]]
-    for mine, theirs in zip(answer["ranked"], cli["ranked"]):
-        assert set(mine) == set(theirs), mine["system"]
-        wrong = {k: (mine[k], theirs[k]) for k in theirs if not close(mine[k], theirs[k])}
-        assert not wrong, (mine["system"], wrong)
-    assert answer["resampling"] == cli["resampling"]
-    if cli["separability"] is not None:
-        for key in ("n_adjacent_differ", "n_adjacent", "could_be_first", "n_tiers"):
-            assert answer["separability"][key] == cli["separability"][key], key
 
 
 # ------------------------------------------------------------------------------------ same numbers as the CLI
@@ -149,13 +102,13 @@ SHARED_LINKS = [  # links a visitor could copy from the Leaderboard
 @pytest.mark.parametrize("view", list(NEEDS))
 def test_every_views_default_condition_is_the_clis(client, view_defaults, view):
     link = view_defaults[view]
-    assert_same_board(get(client, "leaderboard", link), cli_board(cli_args(link)))
+    assert_same_board(get(client, "leaderboard", link), cli_board(DATA, cli_args(link)))
 
 
 @pytest.mark.parametrize("link", SHARED_LINKS, ids=lambda link: urlencode(link) or "no-parameters")
 def test_shared_links_give_the_clis_numbers(client, link):
     answer = get(client, "leaderboard", link)
-    assert_same_board(answer, cli_board(cli_args(link)))
+    assert_same_board(answer, cli_board(DATA, cli_args(link)))
     for key, value in link.items():  # the answer names the question it answers in the link's keys
         assert answer["api"]["params"][key] == value
 
@@ -166,7 +119,7 @@ def test_a_filtered_common_task_link_is_the_clis_with_those_systems(client):
     answer = get(client, "leaderboard", link)
     names = [r["system"] for r in answer["ranked"] + answer["incomplete"]]
     assert len(names) >= 2 and all("e5" in name.lower() for name in names)
-    cli = cli_board(cli_args(link) + [part for name in names for part in ("--system", name)])
+    cli = cli_board(DATA, cli_args(link) + [part for name in names for part in ("--system", name)])
     assert_same_board(answer, cli)
     assert answer["common_tasks"] == cli["common_tasks"]
 
@@ -179,7 +132,7 @@ def test_borda_order_is_the_pages(client):
 
 def test_a_systems_task_scores_are_its_board_row(client):
     link = {"bench": "rar-b", "setting": "full-pooled", "metric": "ndcg@10", "instr": "without", "prec": "bf16"}
-    cli = cli_board(cli_args(link))
+    cli = cli_board(DATA, cli_args(link))
     row = cli["ranked"][-1]
     answer = get(client, "system", {**link, "system": row["system"]})
     assert answer["system"] == row["system"] and answer["incomplete"] is None
@@ -210,7 +163,8 @@ def test_rank_flips_are_the_clis_scores_at_both_precisions(client):
             "flip_b": "bf16"}
     answer = get(client, "rank-flips", link)
     base = {k: v for k, v in link.items() if not k.startswith("flip")}
-    boards = {p: {r["system"]: r for r in cli_board(cli_args({**base, "prec": p}))["ranked"]} for p in ("fp32", "bf16")}
+    boards = {p: {r["system"]: r for r in cli_board(DATA, cli_args({**base, "prec": p}))["ranked"]}
+              for p in ("fp32", "bf16")}
     ranks = answer["ranks"]
     assert len(ranks) >= 3 and answer["ranked_by"] == "G"
     for row in ranks:  # every board task is shared by both precisions here: G over them is each board's G
