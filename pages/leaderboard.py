@@ -38,7 +38,7 @@ def render() -> None:
         or order == "borda"
     resamples, seed, level, common = _resampling_controls(view)
     pins = state.pinned(PIN_KEY, data.systems(view.data, benchmark=cond.benchmark)["system"].tolist())
-    board = data.leaderboard(view.data, cond, systems=_board_systems(view.systems, pins, common),
+    board = data.leaderboard(view.data, cond, systems=boards.board_systems(view.systems, pins, common),
                              aggregate=boards.aggregate_for(order, cond.benchmark), bootstrap=resamples, seed=seed,
                              level=level, common_tasks=common)
     hints.condition_line(view)
@@ -77,15 +77,6 @@ def render() -> None:
 
 PIN_KEY = "pin"
 PIN_GENERATION = "_lb_pin_generation"  # bumped when a selection was cut to the link's limit: the table redraws it
-
-
-def _board_systems(shown: tuple[str, ...] | None, pins: list[str], common: bool) -> tuple[str, ...] | None:
-    """The systems the board holds: the sidebar's filter; with "Rank on common tasks" and two or more pinned
-    rows, the pinned ones (among the filtered), ranked on the tasks all of them have."""
-    if not common or len(pins) < 2:
-        return shown
-    chosen = tuple(s for s in pins if shown is None or s in shown)
-    return chosen if len(chosen) >= 2 else shown
 
 
 def _resampling_controls(view) -> tuple[int, int, float, bool]:

@@ -32,7 +32,7 @@ CHOICES_LISTED = 20
 
 SIDEBAR_KEYS = ("bench", "metric", "setting", "instr", "prec", "ties", "q", "family", "size_min", "size_max",
                 "open", "itune")
-BOARD_KEYS = SIDEBAR_KEYS + ("sort", "mean", "borda", "chart", "seed", "resamples", "level", "common")
+BOARD_KEYS = SIDEBAR_KEYS + ("sort", "mean", "borda", "chart", "seed", "resamples", "level", "common", "pin")
 FLIP_KEYS = SIDEBAR_KEYS + ("flip_a", "flip_b", "flip_task")
 SYSTEM_KEY = "system"
 
@@ -282,7 +282,15 @@ def _board(asked: Asked):
     seed = int(_one_of(params, "seed", list(boards.SEEDS), "0"))
     resamples = int(_one_of(params, "resamples", [str(n) for n in boards.RESAMPLES], "1000"))
     level = float(_one_of(params, "level", list(boards.LEVELS), "0.95"))
-    board = data.leaderboard(asked.view.data, asked.cond, systems=asked.view.systems,
+    pins = list(dict.fromkeys(params.get("pin") or []))
+    if pins:  # the page drops a pin the benchmark lacks with a notice
+        known = set(data.systems(asked.view.data, benchmark=bench)["system"])
+        unknown = sum(pin not in known for pin in pins)
+        if unknown:
+            raise ApiError(400, f"`pin`: {unknown} of the values {'is' if unknown == 1 else 'are'} not a system of "
+                                f"this benchmark; /api/v{VERSION}/leaderboard lists them.")
+    board = data.leaderboard(asked.view.data, asked.cond,
+                             systems=boards.board_systems(asked.view.systems, pins, flags["common"] == "1"),
                              aggregate=boards.aggregate_for(order, bench), bootstrap=resamples, seed=seed,
                              level=level, common_tasks=flags["common"] == "1")
     return board, order

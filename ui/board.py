@@ -179,6 +179,16 @@ def _metadata(frame: pd.DataFrame, meta: pd.DataFrame, kinds: pd.Series) -> pd.D
     }, index=frame.index)
 
 
+def board_systems(shown: tuple[str, ...] | None, pins: list[str], common: bool) -> tuple[str, ...] | None:
+    """The systems the board holds: the sidebar's filter; with "Rank on common tasks" and two or more pinned
+    rows, the pinned ones (among the filtered), ranked on the tasks all of them have. The page and the JSON API
+    (``ui/api_answers.py``) ask it."""
+    if not common or len(pins) < 2:
+        return shown
+    chosen = tuple(s for s in pins if shown is None or s in shown)
+    return chosen if len(chosen) >= 2 else shown
+
+
 def ordered(board: Leaderboard, order: str) -> pd.DataFrame:
     """The ranked rows in the page's order: by rank (ties: the point value), or by Borda points."""
     if order == "borda":

@@ -124,6 +124,18 @@ def test_a_filtered_common_task_link_is_the_clis_with_those_systems(client):
     assert answer["common_tasks"] == cli["common_tasks"]
 
 
+def test_pinned_rows_ranked_on_common_tasks_are_the_clis_with_those_systems(client):
+    board = get(client, "leaderboard", {"bench": "rar-b", "setting": "full", "metric": "ndcg@10"})
+    pins = [board["incomplete"][0]["system"], board["ranked"][0]["system"], board["ranked"][5]["system"]]
+    link = {"bench": "rar-b", "setting": "full", "metric": "ndcg@10", "common": "1"}
+    answer = get(client, "leaderboard", [*link.items(), *(("pin", name) for name in pins)])
+    assert sorted(r["system"] for r in answer["ranked"] + answer["incomplete"]) == sorted(pins)
+    assert_same_board(answer, cli_board(DATA, cli_args(link) + [p for name in pins for p in ("--system", name)]))
+    assert answer["api"]["params"]["pin"] == pins
+    unpinned = get(client, "leaderboard", [("pin", pins[0]), ("pin", pins[1])])  # without common: the whole board
+    assert len(unpinned["ranked"]) == len(board["ranked"])
+
+
 def test_borda_order_is_the_pages(client):
     answer = get(client, "leaderboard", {"sort": "borda"})
     points = [row["borda"] for row in answer["ranked"]]
@@ -201,7 +213,7 @@ def assert_refused(response, value: str = "", status: int = 400) -> dict:
 
 
 @pytest.mark.parametrize("key", ["bench", "metric", "setting", "instr", "prec", "ties", "q", "family", "size_min",
-                                 "open", "sort", "mean", "seed", "resamples", "level", "common", "chart"])
+                                 "open", "sort", "mean", "seed", "resamples", "level", "common", "chart", "pin"])
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_hostile_values_are_json_errors(client, key, kind):
     value = HOSTILE[kind]
