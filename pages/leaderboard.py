@@ -17,7 +17,6 @@ INTRO = (
     "systems not told apart share a rank and a **tier**. Where per-query results exist, the **tie range** "
     "[min, max] over all orderings of tied documents and a bootstrap interval over queries stand beside it. "
     f"Hover a column header for its definition, or open the {glossary.link('shared-rank', 'Glossary')}.")
-CHARTS = {"intervals": "Top systems with their intervals", "size": "Performance vs model size", "none": "None"}
 MAX_COMPARED = 4  # Compare shows two to four systems
 BANDS = (("interval over tasks", "#cbd5e1", 14), ("bootstrap interval over queries", "#93c5fd", 8),
          ("tie range [min, max]", "#f97316", 4))
@@ -39,7 +38,7 @@ def render() -> None:
         or order == "borda"
     resamples, seed, level, common = _resampling_controls(view)
     pins = state.pinned(PIN_KEY, data.systems(view.data, benchmark=cond.benchmark)["system"].tolist())
-    board = data.leaderboard(view.data, cond, systems=_board_systems(view.systems, pins, common),
+    board = data.leaderboard(view.data, cond, systems=boards.board_systems(view.systems, pins, common),
                              aggregate=boards.aggregate_for(order, cond.benchmark), bootstrap=resamples, seed=seed,
                              level=level, common_tasks=common)
     hints.condition_line(view)
@@ -67,8 +66,8 @@ def render() -> None:
         _headline(board, order, pointer, cond.benchmark)
         _notices(board, view, kinds, g_shown=board.ranked_by == "G" or show_other)
         _table(board, order, show_other, show_borda, view, kinds, common)
-        chart = state.select("chart", "Chart", list(CHARTS), "intervals", widget="radio", format_func=CHARTS.get,
-                             always=False, help="Drawn below the table.")
+        chart = state.select("chart", "Chart", list(boards.CHARTS), "intervals", widget="radio",
+                             format_func=boards.CHARTS.get, always=False, help="Drawn below the table.")
         if chart == "intervals":
             _chart(board, order, pointer)
         elif chart == "size":
@@ -78,15 +77,6 @@ def render() -> None:
 
 PIN_KEY = "pin"
 PIN_GENERATION = "_lb_pin_generation"  # bumped when a selection was cut to the link's limit: the table redraws it
-
-
-def _board_systems(shown: tuple[str, ...] | None, pins: list[str], common: bool) -> tuple[str, ...] | None:
-    """The systems the board holds: the sidebar's filter; with "Rank on common tasks" and two or more pinned
-    rows, the pinned ones (among the filtered), ranked on the tasks all of them have."""
-    if not common or len(pins) < 2:
-        return shown
-    chosen = tuple(s for s in pins if shown is None or s in shown)
-    return chosen if len(chosen) >= 2 else shown
 
 
 def _resampling_controls(view) -> tuple[int, int, float, bool]:

@@ -6,12 +6,9 @@ from dataclasses import replace
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, coverage_gaps, data, glossary, hints, sidebar, state, tables, words
+from ui import charts, coverage_gaps, data, glossary, hints, rank_flips, sidebar, state, tables, words
 
 TITLE = "Rank flips"
-PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"), ("fp32", "int8"), ("fp32", "binary"))
-NEED = sidebar.Need("runs at two precisions", sidebar.rows_with_two_precisions, ignores=("precision",),
-                    ignored_text={"precision": "the two compared below"})
 KIND_DASH = {"inference": "solid", "storage": "dash", "native": "dot"}
 KIND_WORDS = {"inference": "run at", "storage": "stored at", "native": "as produced,"}
 
@@ -21,10 +18,10 @@ def render() -> None:
         "Two conditions, same systems, same tasks: if the leaderboard order changes when only the numeric "
         "precision changes, the ranking was decided by rounding and tie-breaking rather than by the models. "
         "Kendall τ summarises agreement (1 = same order); overlapping tie ranges [min, max] of the ranked score "
-        "(G, or the one task's score) mark pairs that ties alone cannot separate."), need=NEED)
+        "(G, or the one task's score) mark pairs that ties alone cannot separate."), need=rank_flips.NEED)
     if view is None:
         return
-    precisions, left_out = _paired_precisions(view)
+    precisions, left_out = rank_flips.paired_precisions(view)
     hints.condition_line(view, skip=("precision",), note=" · the two precisions below")
     hints.sources_line(view, skip=("precision",))
     if len(precisions) < 2:
@@ -36,21 +33,21 @@ def render() -> None:
         return
     label = lambda p: sidebar.precision_label(view.data, view.conditions(), {  # noqa: E731
         "benchmark": view.cond.benchmark, "setting": view.cond.setting}, p)
-    presets = [p for p in PRESETS if p[0] in precisions and p[1] in precisions]
+    presets = rank_flips.presets(precisions)
     if presets:
         cols = st.columns(len(presets) + 1)
         cols[0].markdown("Quick pick:")
         for col, (a, b) in zip(cols[1:], presets):
             col.button(f"{a} → {b}", on_click=_set_pair, args=(a, b), key=f"preset_{a}_{b}", width="stretch")
     left, mid, right = st.columns([1, 1, 1])
-    default_a, default_b = presets[0] if presets else (precisions[0], precisions[1])
+    default_a, default_b = rank_flips.default_pair(precisions)
     offered = ("Not offered: " + ", ".join(left_out) + " (no two systems have it and another precision "
                "here).") if left_out else None
     prec_a = state.select("flip_a", "Condition A: precision", precisions, default_a, where=left, format_func=label,
                           help=offered, elsewhere=left_out)
     prec_b = state.select("flip_b", "Condition B: precision", precisions, default_b, where=mid, format_func=label,
                           help=offered, elsewhere=left_out)
-    scope = state.select("flip_task", "Ranked by", ["G"] + _rankable_tasks(view, prec_a, prec_b), "G", where=right,
+    scope = state.select("flip_task", "Ranked by", ["G"] + rank_flips.rankable_tasks(view, prec_a, prec_b), "G", where=right,
                          always=False, format_func=lambda t: "G over the shared tasks" if t == "G" else f"{t} alone",
                          help="G over every task both precisions share, or one task's score alone (the tasks where "
                               "at least two systems have results under both precisions).")
@@ -86,30 +83,6 @@ def render() -> None:
         "rank-flips", view.data, view.cond, view.systems, prec_a, prec_b, scope),
         lambda: _slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
     _pairs(flips, prec_a, prec_b, what)
-
-
-def _paired_precisions(view: sidebar.View) -> tuple[list[str], list[str]]:
-    """(offered, left out): the precisions of the shown condition, offered when at least two systems have
-    complete results at it and at another precision (what a rank flip compares), in the sidebar's order."""
-    exist = sidebar.options_for(view.conditions(), "precision", benchmark=view.cond.benchmark,
-                                setting=view.cond.setting, metric=view.cond.metric)
-    good = sidebar.need_rows(view.data, sidebar.rows_with_two_precisions)
-    good = good[(good["benchmark"] == view.cond.benchmark) & (good["setting"] == view.cond.setting)
-                & (good["metric"] == view.cond.metric) & (good["tie_policy"] == view.cond.tie_policy)]
-    if view.cond.instruction is not None:
-        good = good[good["instruction"].eq(view.cond.instruction).fillna(False).astype(bool)]
-    paired = set(good["precision"])
-    if len(paired & set(exist)) < 2:
-        return exist, []
-    return [p for p in exist if p in paired], [p for p in exist if p not in paired]
-
-
-def _rankable_tasks(view: sidebar.View, prec_a: str, prec_b: str) -> list[str]:
-    """The tasks on which at least two systems (within the filters) have results under both precisions."""
-    both = [data.task_table(view.data, replace(view.cond, precision=p), systems=view.systems)[["system", "task"]]
-            for p in (prec_a, prec_b)]
-    counts = both[0].merge(both[1]).groupby("task")["system"].nunique()
-    return sorted(counts[counts >= 2].index.tolist())
 
 
 def _fewer_than_two(found: int, prec_a: str, prec_b: str, n_tasks: int) -> str:

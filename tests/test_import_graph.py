@@ -164,8 +164,8 @@ UI_LAYERS = (
               "ui.static_assets", "ui.page_base"}),
     ("data", {"ui.data"}),
     ("sidebar and notices", {"ui.sidebar", "ui.hints"}),
-    ("page parts", {"ui.board", "ui.drilldown", "ui.recorder", "ui.upload"}),
-    ("frame", {"ui.navigation", "ui.warm_start", "ui.entry.dashboard"}),
+    ("page parts", {"ui.board", "ui.drilldown", "ui.recorder", "ui.upload", "ui.rank_flips"}),
+    ("frame", {"ui.navigation", "ui.warm_start", "ui.entry.dashboard", "ui.api", "ui.api_answers"}),
 )
 """The layers of ui/, bottom first (docs/ARCHITECTURE.md § Layers): a module imports modules of its own layer or
 below, never above."""

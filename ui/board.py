@@ -22,6 +22,8 @@ from ui import charts, data, glossary, hints, memo, state, tables, words
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
+CHARTS = {"intervals": "Top systems with their intervals", "size": "Performance vs model size", "none": "None"}
+"""The chart below the Leaderboard (URL key ``chart``): its values and labels."""
 """The Leaderboard's ranking control (URL key ``sort``): G or the mean ranks the board; Borda only orders its
 rows (the ranks stay those of the benchmark's own aggregate)."""
 AGGREGATE_OF = {"g": "G", "mean": "mean"}
@@ -175,6 +177,16 @@ def _metadata(frame: pd.DataFrame, meta: pd.DataFrame, kinds: pd.Series) -> pd.D
         "reference": column("reference"),
         "source": column("source"),
     }, index=frame.index)
+
+
+def board_systems(shown: tuple[str, ...] | None, pins: list[str], common: bool) -> tuple[str, ...] | None:
+    """The systems the board holds: the sidebar's filter; with "Rank on common tasks" and two or more pinned
+    rows, the pinned ones (among the filtered), ranked on the tasks all of them have. The page and the JSON API
+    (``ui/api_answers.py``) ask it."""
+    if not common or len(pins) < 2:
+        return shown
+    chosen = tuple(s for s in pins if shown is None or s in shown)
+    return chosen if len(chosen) >= 2 else shown
 
 
 def ordered(board: Leaderboard, order: str) -> pd.DataFrame:

@@ -65,6 +65,8 @@ PAGES = (
     PageSpec("compare.py", "Compare", ":material/compare_arrows:"),
     PageSpec("evaluate.py", "Evaluate your run", ":material/upload_file:"),
 )
+API_ENDPOINTS = {"": "leaderboard", "leaderboard": "leaderboard", "rank-flips": "rank-flips"}
+"""The views the JSON API answers (URL path -> endpoint, ``ui/api.py``): their share box shows the API URL."""
 GLOSSARY = GLOSSARY_PATH
 """The Glossary's URL path: a page of the frame after :data:`PAGES` (definitions, no data of its own)."""
 
@@ -110,7 +112,7 @@ def _glossary() -> None:
 def _finish(notices_box, drawn, page) -> None:
     """Write the view's state back to the URL; show the notices, the share link, the snapshot download and the
     skipped files."""
-    from ui import data, hints, recorder, sidebar, state, words
+    from ui import api, data, hints, recorder, sidebar, state, words
 
     params = state.end_run()
     messages = state.notices()
@@ -120,7 +122,8 @@ def _finish(notices_box, drawn, page) -> None:
         notices_box.warning("Parts of the link were ignored; the view shows valid settings instead:\n"
                             + "\n".join(f"- {m}" for m in messages), icon=":material/link_off:")
     url = _page_url()
-    sidebar.share_box(params, url)
+    endpoint = API_ENDPOINTS.get(page.url_path)
+    sidebar.share_box(params, url, api.api_url(url, params, endpoint) if endpoint and url else None)
     data_dir = None
     try:
         data_dir = data.data_dir_from()

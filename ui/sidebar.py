@@ -562,6 +562,17 @@ def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[
         open_w = state.select("open", "Open weights", list(YES_NO_ANY), "any", widget="radio", always=False)
         itune = state.select("itune", "Uses instructions", list(YES_NO_ANY), "any", widget="radio",
                              always=False)
+    return filter_systems(snapshot, bench, search=search, families=families, size_min=lo, size_max=hi,
+                          open_weights=open_w, uses_instructions=itune)
+
+
+def filter_systems(snapshot: data.Snapshot, bench: str, *, search: str = "", families: Sequence[str] = (),
+                   size_min: str = "0", size_max: str = "no limit", open_weights: str = "any",
+                   uses_instructions: str = "any") -> tuple[tuple[str, ...] | None, str]:
+    """The systems the filters keep, in the URL's terms (``q``, ``family``, ``size_min`` / ``size_max`` on
+    :data:`SIZE_LADDER`, ``open`` and ``itune`` in :data:`YES_NO_ANY`), and the filter in words; (None, "")
+    when no filter is set. The sidebar's popover and the JSON API (``ui/api_answers.py``) ask it."""
+    lo, hi, open_w, itune = size_min, size_max, open_weights, uses_instructions
     active = bool(search or families or SIZE_LADDER[lo] or SIZE_LADDER[hi] or open_w != "any" or itune != "any")
     if not active:
         return None, ""
@@ -579,12 +590,17 @@ def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[
     return names, f"Filtered to {words.counted(len(names), 'system')}: " + "; ".join(parts) + "."
 
 
-def share_box(params: dict, base_url: str | None) -> None:
+def share_box(params: dict, base_url: str | None, api_url: str | None = None) -> None:
     """The copy-link affordance: a "Share this view" button opening the URL that reopens this exact view
-    (st.code has a copy button). It sits in a popover because the browser draws popover content only when it
+    (st.code has a copy button), and below it, for a view the JSON API answers, the API URL of the same view
+    (``ui/api.py``). It sits in a popover because the browser draws popover content only when it
     opens: st.code's syntax highlighter is a 1.5 MB script that otherwise loaded with every first page
     (~0.3 s of the first paint on 2 cores, bench/bench_app.py)."""
     box = st.sidebar.popover("Share this view", icon=":material/link:", width="stretch")
     box.code(state.share_url(params, base_url), language=None, wrap_lines=True)
     box.caption("Copy the link (button at the top right of the box): it reopens this page with every "
                 "control as it is now.")
+    if api_url:
+        box.code(api_url, language=None, wrap_lines=True)
+        box.caption("The same view's numbers as JSON, for scripts (`curl`, `pandas.read_json`): the read-only "
+                    "API, guide in docs/api.md.")

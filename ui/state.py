@@ -96,6 +96,11 @@ _WISH = "_url_wish"  # key -> the value the visitor chose (URL or widget), kept 
 _MOVED = "_url_moved"  # key -> (wanted, shown) for this run: a control showed another value than the wish
 
 
+def has_control_chars(value: str) -> bool:
+    """Whether ``value`` holds a control character (what the first gate drops)."""
+    return bool(_CONTROL_CHARS.search(value))
+
+
 def screen_query_params(raw: Mapping[str, Sequence[str]]) -> tuple[dict[str, list[str]], list[str]]:
     """First gate: keep known keys with well-formed values; return (accepted, notices).
 
@@ -120,7 +125,7 @@ def screen_query_params(raw: Mapping[str, Sequence[str]]) -> tuple[dict[str, lis
         for value in values:
             if len(value) > MAX_VALUE_CHARS:
                 notices.append(f"`{key}`: a value of {len(value):,} characters was ignored (at most {MAX_VALUE_CHARS}).")
-            elif _CONTROL_CHARS.search(value):
+            elif has_control_chars(value):
                 notices.append(f"`{key}`: a value with control characters was ignored.")
             else:
                 kept.append(value)

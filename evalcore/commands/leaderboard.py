@@ -331,19 +331,7 @@ def run(args: argparse.Namespace) -> int:
     exported = _with_interval(board, board.rows())
     rows = exported[columns]
     if args.format == "json":
-        def records(df):
-            return json.loads(df.to_json(orient="records", double_precision=6))
-        swaps = board.policy_swaps
-        n_ranked = len(board.ranked)
-        print(json.dumps({"condition": cond.__dict__, "ranked_by": board.ranked_by, "tasks": board.tasks,
-                          "task_names": board.task_names, "ranked": records(rows.head(n_ranked)),
-                          "incomplete": records(board.incomplete),
-                          "resampling": None if board.resampling is None else board.resampling.__dict__,
-                          "separability": _separability_record(board, records),
-                          "common_tasks": None if board.common_tasks is None else board.common_tasks.__dict__,
-                          "tasks_without_results": board.tasks_without_results, "notes": board.notes,
-                          "zero_task_systems": board.zero_task_systems,
-                          "policy_swaps": None if swaps is None else records(swaps)}, indent=2))
+        print(json.dumps(json_record(board, cond, digits=6), indent=2))
     elif args.format == "csv":
         from evalcore.csv_export import to_csv_text
 
@@ -369,6 +357,29 @@ def run(args: argparse.Namespace) -> int:
             for _, row in board.incomplete.iterrows():
                 print(f"  {row['system']}: {row['reason']}")
     return 0
+
+
+def json_record(board: "Leaderboard", cond, digits: int = 6) -> dict:
+    """The board as ``--format json`` prints it (and the dashboard's JSON API serves it, ``ui/api.py``): the
+    condition, what ranks, the tasks, the ranked rows (the summary columns, then the tasks; NaN as null, floats
+    rounded to ``digits`` decimals), the systems not ranked, the resampling, the separability headline, the
+    common tasks and what the board says of its data."""
+    import json
+
+    def records(df):
+        return json.loads(df.to_json(orient="records", double_precision=digits))
+
+    rows = _with_interval(board, board.rows())[SUMMARY[board.ranked_by] + board.tasks]
+    swaps = board.policy_swaps
+    return {"condition": dict(cond.__dict__), "ranked_by": board.ranked_by, "tasks": board.tasks,
+            "task_names": board.task_names, "ranked": records(rows.head(len(board.ranked))),
+            "incomplete": records(board.incomplete),
+            "resampling": None if board.resampling is None else dict(board.resampling.__dict__),
+            "separability": _separability_record(board, records),
+            "common_tasks": None if board.common_tasks is None else dict(board.common_tasks.__dict__),
+            "tasks_without_results": board.tasks_without_results, "notes": board.notes,
+            "zero_task_systems": board.zero_task_systems,
+            "policy_swaps": None if swaps is None else records(swaps)}
 
 
 def _separability_record(board: "Leaderboard", records) -> dict | None:

@@ -123,7 +123,7 @@ def share_link(page) -> str:
     button = sidebar.get_by_role("button", name="Share this view")
     button.scroll_into_view_if_needed()
     button.click()
-    code = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode")
+    code = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode").first  # then the API URL (ui/api.py)
     code.wait_for(timeout=30_000)
     text = code.inner_text()
     page.keyboard.press("Escape")

@@ -12,6 +12,8 @@ route cookie sends it to the *other* app process; every page through the sidebar
 and redirects through the prefix; the WebSocket upgrade (and a foreign page's WebSocket refused at the proxy);
 sticky sessions (every request of a browser reaches one process); no request leaves the page's origin; nothing
 is written into the data folder (the store writes nothing at run time; its derived data ships in ``data/``).
+The JSON API (``ui/api.py``) under the prefix: the API URL the share box shows answers the view's numbers, the
+default view and shared links give the CLI's numbers, hostile parameters and other methods JSON errors.
 
 Needs Debian's ``chromium`` and ``nginx`` (``scripts/install-dev.sh``): skipped locally without them, failed
 when ``CI=true``. Screenshots go to ``test-artifacts/proxy_*.png``.
@@ -22,6 +24,7 @@ import base64
 import csv
 import difflib
 import io
+import json
 import os
 import re
 import socket
@@ -36,6 +39,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import proxy_stack
+from api_numbers import assert_same_board, cli_args, cli_board
 from needs import missing
 from test_browser import CHROMIUM, assert_no_exception, choose, metric, screenshot, selected, share_link, wait_idle
 
@@ -167,13 +171,35 @@ def copy_share_link(page) -> str:
     context only: https, or http on a loopback address)."""
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.get_by_test_id("stSidebar").get_by_role("button", name="Share this view").click()
-    box = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode")
+    box = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode").first  # the share link; then the API URL
     box.hover()
     box.get_by_role("button", name="Copy to clipboard").click()
     copied = page.evaluate("() => navigator.clipboard.readText()")
     assert copied == "".join(box.inner_text().split()), "the copy button copies the link shown"
     page.keyboard.press("Escape")
     return copied
+
+
+def shown_api_url(page) -> str:
+    """The API URL the "Share this view" popover shows below the share link (its second code block)."""
+    page.get_by_test_id("stSidebar").get_by_role("button", name="Share this view").click()
+    box = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode").nth(1)
+    box.wait_for(timeout=30_000)
+    text = "".join(box.inner_text().split())
+    page.keyboard.press("Escape")
+    return text
+
+
+def fetch_json(url: str, method: str = "GET") -> dict:
+    """``url``'s JSON answer (an HTTP error's body too), with its status under ``_status``."""
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            status, kind, body = response.status, response.headers["Content-Type"], response.read()
+    except urllib.error.HTTPError as error:
+        status, kind, body = error.code, error.headers["Content-Type"], error.read()
+    assert kind == "application/json", (url, status, kind, body[:200])
+    return {**json.loads(body), "_status": status}
 
 
 def assert_sticky(stack) -> None:
@@ -256,6 +282,10 @@ def test_root_view_share_link_and_download_by_ip_address(stack, browser):
         assert_link_is_the_browsers(link, origin, stack)
         assert link.startswith(f"{origin}/{proxy_stack.PREFIX}/?") and "prec=bf16" in link, \
             "the app's root is /tiebreak/ (a proxy routing /tiebreak/ need not route /tiebreak)"
+        api_link = shown_api_url(page)
+        assert api_link == f"{origin}/{proxy_stack.PREFIX}/api/v1/leaderboard?{link.split('?', 1)[1]}", api_link
+        answer = fetch_json(api_link)
+        assert len(answer["ranked"]) == ranked and answer["condition"]["precision"] == "bf16"
 
         button = page.get_by_role("button", name="Download CSV")
         button.scroll_into_view_if_needed()
@@ -324,3 +354,36 @@ def test_health_redirect_and_websocket_through_the_prefix(stack):
 
     assert _handshake(stack, f"http://127.0.0.1:{stack.port}").split()[1] == "101"
     assert _handshake(stack, "http://attacker.test").split()[1] == "403"
+
+
+API_LINKS = ["", BOARD_LINK[1:], "bench=r2med&setting=full&metric=ndcg%4010&instr=with&prec=fp32&sort=g",
+             "bench=rar-b&setting=full-pooled&metric=ndcg%4010&instr=with&prec=fp32&seed=7&resamples=200&level=0.9"]
+
+
+@pytest.mark.parametrize("query", API_LINKS, ids=lambda q: q or "default")
+def test_api_through_the_proxy_gives_the_clis_numbers(stack, query):
+    """The Leaderboard's API URL under the prefix, through nginx, is ``evalcore leaderboard --format json``."""
+    from urllib.parse import parse_qsl
+
+    answer = fetch_json(stack.url(f"api/v1/leaderboard?{query}"))
+    assert answer["_status"] == 200
+    assert_same_board(answer, cli_board(stack.data_dir, cli_args(dict(parse_qsl(query)))))
+
+
+def test_api_through_the_proxy_refuses_in_json(stack):
+    flips = fetch_json(stack.url(f"api/v1/{DEEP_LINK}"))
+    assert flips["_status"] == 200 and flips["precision_a"] == "fp32" and flips["precision_b"] == "bf16"
+    for query in ("bench=%3Cscript%3Ealert(1)%3C%2Fscript%3E", "evil=1", f"q={'x' * 5_000}", "bench=rar%E2%80%AEb%00",
+                  "bench=rar-b&bench=r2med"):
+        refused = fetch_json(stack.url(f"api/v1/leaderboard?{query}"))
+        assert refused["_status"] == 400 and refused["error"], query
+        assert "<script>" not in json.dumps(refused) and "Traceback" not in json.dumps(refused)
+    with pytest.raises(urllib.error.HTTPError) as too_long:  # nginx's own limit (8 kB lines) comes first
+        urllib.request.urlopen(stack.url(f"api/v1/leaderboard?q={'x' * 10_000}"), timeout=60)
+    assert too_long.value.code == 414
+    for method in ("POST", "PUT", "DELETE"):
+        assert fetch_json(stack.url("api/v1/leaderboard"), method)["_status"] == 405
+    assert fetch_json(stack.url("api/v1/nothing-here"))["_status"] == 404
+    with urllib.request.urlopen(urllib.request.Request(stack.url("api/v1/conditions"), method="HEAD"),
+                                timeout=60) as head:
+        assert head.status == 200 and head.read() == b"" and int(head.headers["Content-Length"]) > 0
