@@ -163,7 +163,8 @@ class Verdict:
     def line(self) -> str:
         """The verdict in one line."""
         r, v = self.reported, self.values
-        shown = f"{r.text or _number(r.value)}" + (" (read as a percentage)" if r.percent else "")
+        shown = (r.text if r.text and len(r.text) <= 10 else _number(r.value)) + \
+            (" (read as a percentage)" if r.percent else "")
         if self.kind == "reproduced":
             text = f"{shown}: reproduced by {', '.join(self.policies)}"
         elif self.kind == "tie-range":
@@ -176,7 +177,7 @@ class Verdict:
                     "explained by ties (precision? prompt? corpus?)")
         reaching = [f"{condition} ({'reproduced by ' + ', '.join(p) if kind == 'reproduced' else 'tie range'})"
                     for condition, kind, p in self.precision if kind != "outside"]
-        if self.precision:
+        if self.precision and self.kind != "reproduced":
             text += ("; rounding the scores reaches it: " + "; ".join(reaching)) if reaching else \
                     "; no rounding tried (" + ", ".join(c for c, _, _ in self.precision) + ") reaches it"
         return text
@@ -290,6 +291,22 @@ def reported_from_system(task_rows: pd.DataFrame, system: str, metric: str) -> l
                                  label=f"{system} ({row.tie_policy})")
         out.append(number)
     return out
+
+
+VERDICT_WORDS = {"reproduced": "reproduced", "tie-range": "inside the tie range", "outside": "not explained by ties"}
+
+
+def verdict_frame(verdicts: Sequence[Verdict]) -> pd.DataFrame:
+    """One row per verdict, for a table: task, metric, reported, reported_by, expected, min, max, one column per
+    policy evaluated, verdict (``VERDICT_WORDS``), explained and the one-line explanation."""
+    policies = list(dict.fromkeys(p for v in verdicts for p in v.values.policies))
+    rows = [{"task": v.values.task, "metric": v.values.metric, "reported": v.reported.value,
+             "reported_by": v.reported.label, "expected": v.values.expected, "min": v.values.min,
+             "max": v.values.max, **{p: v.values.policies.get(p, math.nan) for p in policies},
+             "verdict": VERDICT_WORDS[v.kind], "explained": v.explained, "line": v.line} for v in verdicts]
+    columns = ["task", "metric", "reported", "reported_by", "expected", "min", "max", *policies, "verdict",
+               "explained", "line"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _number(value: float) -> str:
