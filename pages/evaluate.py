@@ -251,7 +251,7 @@ def _example(view) -> None:
         st.info("This data folder ships no raw run with its system's numbers at bf16 to compare with.")
         return
     st.markdown(f"**Worked example.** The shipped FP32 runs of `{hints.safe_text(example.system)}` "
-                f"({', '.join(f'`{hints.safe_text(r)}`' for r in example.runs)}) against the same system's shipped "
+                f"({', '.join(hints.safe_text(r) for r in example.runs)}) against the same system's shipped "
                 f"{example.metric} at **bf16** (its real bf16 inference) and at fp32, as if they were numbers "
                 "reported in a paper. The fp32 number is reproduced; the bf16 one is not always explained by the "
                 "fp32 run's ties, but rounding the run's scores to bf16 reaches it. The same from a terminal: "
@@ -269,7 +269,8 @@ def _verdicts(verdicts, key: str) -> None:
               "max": number("Max", help=tip("tie-range")), "verdict": "Verdict", "explained": None,
               "line": st.column_config.TextColumn("Why", width="large"),
               **{p: number(p, help=tip("tie-policy")) for p in policies}}
-    st.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, key=key)
+    order = ["task", "metric", "reported", "reported_by", "verdict", "expected", "min", "max", *policies, "line"]
+    st.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, column_order=order, key=key)
     unexplained = int((~verdicts["explained"]).sum())
     st.caption(f"{len(verdicts) - unexplained} of {len(verdicts)} reported numbers explained by ties"
                + (f"; {unexplained} not (another precision, prompt, corpus?)." if unexplained else "."))
