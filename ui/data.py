@@ -461,7 +461,8 @@ def explain_rows(rows, reported_text: str, metric: str, system_numbers: tuple = 
     from evalcore import explain
 
     frame = rows.to_pandas() if hasattr(rows, "to_pandas") and not isinstance(rows, pd.DataFrame) else rows
-    frame = frame[frame["metric"] == metric]
+    tasks = set(frame["task"].astype(str))
+    system_numbers = tuple(number for number in system_numbers if number.task in tasks)  # the run's tasks only
     specs = [part.strip() for line in str(reported_text).splitlines() for part in line.split(",") if part.strip()]
     reported = [explain.reported_spec(spec) for spec in specs]
     reported = [number if number.metric else replace(number, metric=metric) for number in reported]

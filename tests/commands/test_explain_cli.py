@@ -128,7 +128,7 @@ def test_precision_finds_the_rounding_that_reaches_a_bf16_number():
     (["--reported", "abc"], "expected a number"),
     (["--reported", "150"], "percentage up to 100"),
     ([], "nothing to compare with"),
-    (["--reported", "Other=0.5"], "no task 'Other'"),
+    (["--reported", "Other=0.5"], "no --run of that task"),
     (["--reported", "0.5", "--metric", "bogus"], "unknown metric"),
     (["--system", "nobody", "--benchmark", "rar-b", "--task", "WinoGrande"], "no ndcg@10 row"),
 ])
@@ -147,4 +147,40 @@ def test_the_table_names_every_policy_and_the_tolerance():
     assert code == 0, stderr
     header = stdout.splitlines()[0].split()
     assert header[-5:] == ["docid-desc", "docid-asc", "input-order", "random:7", "verdict"]
-    assert "reproduced by docid-desc" in stdout and "1267 queries" in stdout
+    assert "reproduced by docid-desc" in stdout and "(run 1267;" in stdout
+
+
+WINO = ("--run", str(DATA / "runs" / "rar-b_WinoGrande_full_all-MiniLM-L6-v2_fp32.parquet"),
+        "--qrels", str(DATA / "runs" / "rar-b_WinoGrande_full_qrels.parquet"))
+ARC = ("--run", str(DATA / "runs" / "rar-b_ARCChallenge_full_all-MiniLM-L6-v2_fp32.parquet"),
+       "--qrels", str(DATA / "runs" / "rar-b_ARCChallenge_full_qrels.parquet"))
+
+
+def test_several_runs_one_value_per_task_and_a_system_for_both():
+    """Two tasks in one call: a typed number for one, the shipped MiniLM fp32 rows (pandas means) for both."""
+    code, stdout, stderr = cli("explain", *WINO, "--task", "WinoGrande", *ARC, "--task", "ARCChallenge",
+                               "--reported", "WinoGrande=0.9", "--system", MINILM, "--benchmark", "rar-b",
+                               "--setting", "full-pooled", "--instruction", "no", "--format", "json")
+    assert code == 1, stderr  # the typed 0.9 is outside
+    records = json.loads(stdout)
+    typed = [r for r in records if r["reported_by"] == "typed"]
+    assert len(typed) == 1 and typed[0]["task"] == "WinoGrande" and typed[0]["verdict"] == "outside"
+    from_system = [r for r in records if r["reported_by"] != "typed"]
+    assert {r["task"] for r in from_system} == {"WinoGrande", "ARCChallenge"}
+    for record in from_system:
+        mean = shipped_means(record["task"], MINILM, "full-pooled").set_index("metric").loc["ndcg@10", "oblivious"]
+        assert record["reported"] == pytest.approx(mean, abs=1e-12) and record["verdict"] == "reproduced"
+        assert record["reported_by"] == f"{MINILM} fp32 (docid-desc)"
+
+
+@pytest.mark.parametrize("extra, says", [
+    ((*ARC, "--reported", "0.5"), "say which task"),
+    ((*ARC, "--reported", "Other=0.5"), "no --run of that task"),
+    (("--run", "x.trec", "--reported", "0.5"), "give one qrels per run"),
+    ((*ARC, "--task", "A", "--reported", "0.5"), "give one task per run"),
+])
+def test_several_runs_need_matching_qrels_tasks_and_named_numbers(extra, says):
+    code, stdout, stderr = cli("explain", *WINO, *extra)
+    assert code == 2 and stdout == "", stderr
+    (line,) = stderr.strip().splitlines()
+    assert says in line, line
