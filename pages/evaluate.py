@@ -68,6 +68,9 @@ def render() -> None:
     st.caption(COMPARE_INTRO)
     if held is not None:
         _compare(view, held)
+    else:
+        st.caption("Upload a run above to compare it with numbers you type or with a system on the board — or "
+                   "open the worked example, which needs no upload.")
     _example(view)
     if evaluated is not None:  # said once the result is drawn: the time is the whole wait
         slot, said = evaluated
