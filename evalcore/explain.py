@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import pandas as pd
@@ -250,13 +251,13 @@ def evaluate_policies(run, qrels, metrics: Sequence[str], *, task: str = "run",
 
 def explain_run(run, qrels, metrics: Sequence[str], reported: Iterable[Reported], *, task: str = "run",
                 seed: int = 0, precision: bool = False, scoring: str = "score") -> list[Verdict]:
-    """Verdicts for a run (path or table) and its qrels, under every named policy and ``random:SEED``; with
+    """Verdicts for a run and its qrels (paths, Arrow tables or DataFrames), under every named policy and ``random:SEED``; with
     ``precision`` also for its scores rounded to bf16 / fp16 with and without HPS."""
     from evalcore import formats
 
     policies = policies_with_seed(seed)
-    run_table = formats.read_run(run) if not hasattr(run, "column_names") else run
-    qrels_table = formats.read_qrels(qrels) if not hasattr(qrels, "column_names") else qrels
+    run_table = formats.read_run(run) if isinstance(run, (str, Path)) else run  # a path is read once
+    qrels_table = formats.read_qrels(qrels) if isinstance(qrels, (str, Path)) else qrels
     values = task_values(evaluate_policies(run_table, qrels_table, metrics, task=task, policies=policies))
     verdicts = [classify(v, r) for v, r in match_reported(values, reported)]
     if not precision:
