@@ -172,10 +172,12 @@ def export_tasks(data_dir: str | Path, benchmark: str, setting: str, out_dir: st
     """Write ``<out_dir>/<task>/queries.jsonl`` and ``<out_dir>/<task>/candidates.jsonl`` for every task (see
     the module docstring); returns the files written. Refuses (OutputError, before writing anything) when any
     of them exists; each file is written atomically, and on a failure the files already written are removed."""
+    from evalcore import outputs
     from evalcore.formats import atomic_path
 
-    files = export_files(data_dir, benchmark, setting)
     out = Path(out_dir)
+    outputs.check_output_folder(out, "--out folder")  # an existing file, a path under a file: before any work
+    files = export_files(data_dir, benchmark, setting)
     for relative in files:
         target = out / relative
         if target.exists() or target.is_symlink():
@@ -185,7 +187,8 @@ def export_tasks(data_dir: str | Path, benchmark: str, setting: str, out_dir: st
     try:
         for relative, data in files.items():
             target = out / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
+            with outputs.writing(out, "--out folder"):  # a missing or unwritable parent: one line
+                target.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(target, f"exported {target.name}") as temporary:
                 temporary.write_bytes(data)
             written.append(target)

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import-r2med": ("import_r2med", "import the R2MED paper result JSONs as task_scores parquet"),
     "import-crumb": ("import_crumb", "evaluate a folder of CRUMB runs by CRUMB's procedure into query_metrics"),
     "leaderboard": ("leaderboard", "print a benchmark leaderboard from the data directory"),
+    "explain": ("explain", "does a reported number match the run, and if not, do ties explain the difference?"),
     "tasks": ("tasks", "export the shipped tasks' queries and candidates; evaluate your run against them"),
 }
 

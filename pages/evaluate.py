@@ -24,6 +24,14 @@ INTRO = (
     "session only: it is kept in the server's memory for your session and written nowhere; reloading the page "
     "or opening a copied link starts without it.")
 
+COMPARE_INTRO = (
+    "Why doesn't a score match the one reported? Often it is ties: the same run scored with ties broken by "
+    "document id (trec_eval, pytrec_eval), in input order (MTEB's MRR before 2.18.19, numpy argmax) or at another "
+    "precision gives another number. Each reported number is checked against your run's value under each tie "
+    "policy and its tie range [min, max] (the mean of the per-query ranges: queries are independent). "
+    "*Reproduced* means within half a unit of its last decimal.")
+EXAMPLE = "_ev_example"  # the worked example was opened (kept for the session's reruns)
+
 
 def render() -> None:
     started = time.perf_counter()  # a click on "Evaluate" starts this run: the wait is timed from here
@@ -56,6 +64,14 @@ def render() -> None:
     if held is not None:
         st.subheader("3 · Where it lands")
         _result(view, held)
+    st.subheader(("4 · " if held is not None else "") + "Compare with a reported number")
+    st.caption(COMPARE_INTRO)
+    if held is not None:
+        _compare(view, held)
+    else:
+        st.caption("Upload a run above to compare it with numbers you type or with a system on the board — or "
+                   "open the worked example, which needs no upload.")
+    _example(view)
     if evaluated is not None:  # said once the result is drawn: the time is the whole wait
         slot, said = evaluated
         slot.success(_evaluated_text(said, time.perf_counter() - said["clicked"]), icon=":material/check_circle:")
@@ -201,6 +217,66 @@ def _result(view, held: upload.Candidate) -> None:
                         file_name=f"{upload.file_stem(held)}.parquet", mime="application/vnd.apache.parquet",
                         key="ev_rows")
     _keep_it(view, held)
+
+
+def _compare(view, held: upload.Candidate) -> None:
+    """Typed numbers or a board system's numbers against the uploaded run's rows: one verdict per number."""
+    req = held.request
+    left, right = st.columns([1, 2])
+    metric = left.selectbox("Metric", held.metrics, key="ev_cmp_metric")
+    cond = Condition(req.benchmark, metric, req.setting, req.instruction, req.precision)
+    others = [s for s in dict.fromkeys(data.task_table(view.data, cond)["system"]) if s != held.system]
+    system = right.selectbox("A system on the board", ["(none)", *others], key="ev_cmp_system",
+                             help="Its numbers for each task, under every tie policy its rows carry.")
+    typed = st.text_area("Reported numbers", key="ev_cmp_typed", height=80,
+                         placeholder="TASK=VALUE, one a line, e.g. ARCChallenge=0.2406 (or 24.06 as a percentage)")
+    if not typed.strip() and system == "(none)":
+        return
+    try:
+        numbers = data.system_numbers(view.data, system, cond) if system != "(none)" else ()
+        verdicts = data.explain_rows(held.rows, typed, metric, numbers)
+    except ValueError as exc:  # evalcore's InputError: one line
+        st.error(f"Not compared — {hints.safe_text(str(exc))}", icon=":material/error:")
+        return
+    st.caption(f"Tie policies named: those your run was evaluated under ({', '.join(held.tie_policies)}).")
+    _verdicts(verdicts, "ev_cmp_table")
+
+
+def _example(view) -> None:
+    """The shipped raw runs against the same system's shipped numbers: open with one click."""
+    opened = st.button("Open the worked example (a shipped run)", icon=":material/school:", key="ev_example")
+    if opened:
+        st.session_state[EXAMPLE] = True
+    if not st.session_state.get(EXAMPLE):
+        return
+    example = data.explain_example(view.data)
+    if example is None:
+        st.info("This data folder ships no raw run with its system's numbers at bf16 to compare with.")
+        return
+    st.markdown(f"**Worked example.** The shipped FP32 runs of `{hints.safe_text(example.system)}` "
+                f"({', '.join(hints.safe_text(r) for r in example.runs)}) against the same system's shipped "
+                f"{example.metric} at **bf16** (its real bf16 inference) and at fp32, as if they were numbers "
+                "reported in a paper. The fp32 number is reproduced; the bf16 one is not always explained by the "
+                "fp32 run's ties, but rounding the run's scores to bf16 reaches it. The same from a terminal: "
+                "`python -m evalcore explain --run RUN --qrels QRELS --reported VALUE --precision`.")
+    _verdicts(example.verdicts, "ev_example_table")
+
+
+def _verdicts(verdicts, key: str) -> None:
+    """The verdict table: one row per reported number, values under each tie policy, the verdict in words."""
+    tip, number = glossary.tip, tables.number
+    policies = [c for c in verdicts.columns if c in ("docid-desc", "docid-asc", "input-order")
+                or c.startswith("random:")]
+    config = {"task": "Task", "metric": "Metric", "reported": number("Reported"), "reported_by": "From",
+              "expected": number("Expected", help=tip("expected")), "min": number("Min", help=tip("tie-range")),
+              "max": number("Max", help=tip("tie-range")), "verdict": "Verdict", "explained": None,
+              "line": st.column_config.TextColumn("Why", width="large"),
+              **{p: number(p, help=tip("tie-policy")) for p in policies}}
+    order = ["task", "metric", "reported", "reported_by", "verdict", "expected", "min", "max", *policies, "line"]
+    st.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, column_order=order, key=key)
+    unexplained = int((~verdicts["explained"]).sum())
+    st.caption(f"{len(verdicts) - unexplained} of {len(verdicts)} reported numbers explained by ties"
+               + (f"; {unexplained} not (another precision, prompt, corpus?)." if unexplained else "."))
 
 
 def _per_query_columns() -> dict:

@@ -25,3 +25,12 @@ def test_missing_columns_name_what_was_found(tmp_path: Path) -> None:
     pq.write_table(pa.table({"qid": ["q"], "docid": ["d"]}), parquet_path)
     with raises_at(parquet_path, None, "missing column(s) score", "found qid, docid"):
         read_run(parquet_path)
+
+
+def test_a_missing_column_without_aliases_is_named_alone(tmp_path: Path) -> None:
+    """A column with no other accepted name (a candidate table's ``task``) reads ``task``, not ``task (or )``."""
+    from evalcore.formats import read_run_rows
+
+    path = write_text(tmp_path / "run.csv", "qid,docid,score\nq,d,1\n")
+    with raises_at(path, 1, "missing column(s) task: expected columns task, qid (or query-id, query_id)"):
+        read_run_rows(path, group_column="task")

@@ -412,6 +412,77 @@ def what_if(run_path: str, qrels_path: str, *, to: str, scoring: str, metric: st
     return _rescored(run_path, qrels_path, versions, to, scoring, metric, tie_policy)
 
 
+@dataclass(frozen=True)
+class ExplainExample:
+    """The worked example of "Compare with a reported number": the shipped raw runs (``runs/``) against the
+    same system's shipped numbers at another precision (bf16) and at its own (fp32), one verdict per row
+    (:func:`evalcore.explain.verdict_frame`)."""
+
+    verdicts: pd.DataFrame
+    system: str
+    runs: tuple[str, ...]
+    metric: str
+
+
+@_question
+def explain_example(data: Snapshot, metric: str = "ndcg@10") -> ExplainExample | None:
+    """Each shipped raw run (every tie policy, and rounded to bf16 / fp16 with and without HPS) against its
+    system's shipped ``metric`` under docid-desc at bf16 and at the run's own precision; None when the folder
+    has no raw run whose system has those rows."""
+    from evalcore import explain
+
+    store = _store_of(data)
+    frames, names, system = [], [], ""
+    for run in store.runs().itertuples(index=False):
+        reported = []
+        for precision in ("bf16", run.precision):
+            cond = Condition(run.benchmark, metric, run.setting, bool(run.instruction), precision, "docid-desc")
+            rows = store.task_table(cond, [run.system])
+            rows = rows[rows["task"] == run.task].assign(tie_policy="docid-desc")
+            reported += explain.reported_from_system(rows, f"{run.system} {precision}", metric)
+        if len(reported) < 2:
+            continue
+        frames.append(explain.verdict_frame(explain.explain_run(run.path, run.qrels_path, [metric], reported,
+                                                                task=run.task, precision=True)))
+        names.append(Path(run.path).name)
+        system = run.system
+    if not frames:
+        return None
+    return ExplainExample(pd.concat(frames, ignore_index=True), system, tuple(names), metric)
+
+
+def explain_rows(rows, reported_text: str, metric: str, system_numbers: tuple = ()) -> pd.DataFrame:
+    """Verdicts for a browser session's evaluated run (per-query rows of the ``query_metrics`` contract):
+    ``reported_text`` holds one ``[TASK/][METRIC=]VALUE`` a line or comma (``metric`` where none is named),
+    ``system_numbers`` reported numbers taken from a system (:func:`system_numbers`). Not kept: it is the
+    session's own run, and a grouping of its rows is fast. InputError (one line) for a bad number."""
+    from dataclasses import replace
+
+    from evalcore import explain
+
+    frame = rows.to_pandas() if hasattr(rows, "to_pandas") and not isinstance(rows, pd.DataFrame) else rows
+    tasks = set(frame["task"].astype(str))
+    system_numbers = tuple(number for number in system_numbers if number.task in tasks)  # the run's tasks only
+    specs = [part.strip() for line in str(reported_text).splitlines() for part in line.split(",") if part.strip()]
+    reported = [explain.reported_spec(spec) for spec in specs]
+    reported = [number if number.metric else replace(number, metric=metric) for number in reported]
+    return explain.verdict_frame(explain.explain_rows(frame, [*reported, *system_numbers]))
+
+
+@_question
+def system_numbers(data: Snapshot, system: str, cond: Condition) -> tuple:
+    """``system``'s task-level numbers under ``cond`` for every named tie policy its rows carry (``cond``'s
+    tie policy is ignored), as :class:`evalcore.explain.Reported`."""
+    from evalcore import explain
+
+    store = _store_of(data)
+    frames = []
+    for policy in explain.NAMED_POLICIES:
+        policy_cond = Condition(cond.benchmark, cond.metric, cond.setting, cond.instruction, cond.precision, policy)
+        frames.append(store.task_table(policy_cond, [system]).assign(tie_policy=policy))
+    return tuple(explain.reported_from_system(pd.concat(frames, ignore_index=True), system, cond.metric))
+
+
 @memo.answers("the Evaluate page's inputs zip", "ui/data.py",
               "the data folder, the version (size, mtime) of each shipped task file, the benchmark and setting; "
               "the last 8", max_entries=8)

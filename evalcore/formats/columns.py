@@ -43,7 +43,12 @@ def pick_columns(found: list[str], wanted: dict[str, tuple[str, ...]], path: Pat
                 break
     missing = [name for name in wanted if name not in picked]
     if missing:
-        expected = ", ".join(f"{name} (or {', '.join(wanted[name][1:3])})" for name in wanted)
+        expected = ", ".join(_with_aliases(name, wanted[name][1:3]) for name in wanted)
         raise InputError(f"missing column(s) {', '.join(missing)}: expected columns {expected}; "
                          f"found {', '.join(map(printable, found)) if found else 'no columns'}", path, header_line)
     return picked
+
+
+def _with_aliases(name: str, aliases: tuple[str, ...]) -> str:
+    """``name (or a, b)`` for a column with other accepted names, ``name`` alone for one without."""
+    return f"{name} (or {', '.join(aliases)})" if aliases else name

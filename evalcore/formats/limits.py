@@ -11,7 +11,10 @@ Each limit is an environment variable (a whole number; 0 = no limit; a malformed
 - ``TIEBREAK_MAX_LINE_BYTES`` (64 MiB in one line),
 - ``TIEBREAK_MAX_BLANK_LINES`` (10,000 blank lines in a row),
 - ``TIEBREAK_MAX_QUERY_ROWS`` (10,000,000 rows for one query, on every read path: a streamed parquet run is
-  not bounded as a whole, but one query's rows are evaluated at once).
+  not bounded as a whole, but one query's rows are evaluated at once),
+- ``TIEBREAK_FIFO_WAIT_SECONDS`` (30 s): how long a named pipe (``mkfifo``) that no process has opened for
+  writing is waited for; the wait is announced on stderr, and past it the input is refused in one line. A pipe
+  with a writer (``cmd | evalcore ... /dev/stdin``, ``<(cmd)``) is read however long the writer takes.
 
 Parquet inputs are streamed and not limited by the first four when streamed. Passing a limit is one line:
 ``FILE[:LINE]: more than N UNIT (NAME; raise VARIABLE to read it, 0 = no limit)``.
@@ -19,6 +22,7 @@ Parquet inputs are streamed and not limited by the first four when streamed. Pas
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import sys
@@ -66,6 +70,7 @@ BLANK_LINES = InputLimit("TIEBREAK_MAX_BLANK_LINES", 10_000, "blank lines in a r
 # one query's candidates are evaluated at once (padded to a power of two): a streamed parquet run is not
 # bounded as a whole, but a query of a billion rows (a constant qid column compresses to nothing) would be
 QUERY_ROWS = InputLimit("TIEBREAK_MAX_QUERY_ROWS", 10_000_000, "rows for one query", "the per-query row limit")
+WRITER_WAIT = InputLimit("TIEBREAK_FIFO_WAIT_SECONDS", 30, "seconds", "the wait for a FIFO's writer")
 INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES, QUERY_ROWS)
 _READ_BLOCK = 4 << 20  # bytes read at a time; at most LINE_BYTES' smallest sensible value
 
@@ -84,7 +89,8 @@ def read_bytes(path: Path, text: bool = True) -> bytes:
     blocks: list[bytes] = []
     size = lines = open_line = 0  # open_line: bytes of the line not ended yet
     with reading(path):
-        with (gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")) as handle:
+        raw = open_input(path)
+        with (gzip.open(raw, "rb") if path.suffix.lower() == ".gz" else raw) as handle, raw:
             while block := handle.read(_READ_BLOCK):
                 size += len(block)
                 if max_bytes is not None and size > max_bytes:
@@ -103,6 +109,81 @@ def read_bytes(path: Path, text: bool = True) -> bytes:
                 lines += ends
                 blocks.append(block)
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+def open_input(path: Path):
+    """``path`` opened for binary reading. A FIFO is opened without blocking and waited for: opening one that
+    no process writes into blocks forever, which looked like a silent hang. While no writer has come, a line
+    on stderr says what is awaited; after :data:`WRITER_WAIT` an InputError. A writer that has connected
+    (even one that has written nothing yet) is read however long it takes; the first byte, taken to tell
+    "no writer" from "a writer, nothing yet", is put back in front."""
+    import stat
+
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        return open(path, "rb")
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        head = _await_writer(descriptor, path)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    os.set_blocking(descriptor, True)
+    stream = io.FileIO(descriptor, "rb")
+    return io.BufferedReader(_Prefixed(head, stream)) if head else io.BufferedReader(stream)
+
+
+def _await_writer(descriptor: int, path: Path) -> bytes:
+    """Wait until the FIFO ``descriptor`` (non-blocking) has a writer, data or an end; returns the bytes read
+    while telling them apart (at most one). Linux and macOS: a read is EAGAIN while a writer is connected
+    and silent, empty (end of file) while none is; ``poll`` wakes on data or on a writer that came and left."""
+    import select
+    import time
+
+    limit = WRITER_WAIT.value()
+    started = time.monotonic()
+    poller = select.poll()
+    poller.register(descriptor, select.POLLIN)
+    announced = False
+    while True:
+        if poller.poll(1000 if limit is None else max(0, min(1.0, started + limit - time.monotonic())) * 1000):
+            return b""  # data waiting, or a writer came and left (its bytes, or none, are all there is)
+        try:
+            head = os.read(descriptor, 1)
+        except BlockingIOError:
+            return b""  # a writer is connected and has not written yet: read it as the stream it is
+        if head:
+            return head
+        waited = time.monotonic() - started
+        if limit is not None and waited >= limit:
+            raise InputError(f"a FIFO that no process opened for writing in {limit:,} s: start the command that "
+                             f"writes into it (or raise {WRITER_WAIT.variable}, 0 = wait without end)", path)
+        if not announced:
+            bound = "without end" if limit is None else f"up to {limit:,} s ({WRITER_WAIT.variable})"
+            print(f"evalcore: waiting for a process to write into the FIFO {path}, {bound}", file=sys.stderr,
+                  flush=True)
+            announced = True
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw binary stream that yields ``head`` first, then ``stream``'s bytes."""
+
+    def __init__(self, head: bytes, stream: io.RawIOBase):
+        super().__init__()
+        self._head, self._stream = head, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            size = min(len(buffer), len(self._head))
+            buffer[:size], self._head = self._head[:size], self._head[size:]
+            return size
+        return self._stream.readinto(buffer)
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
 
 
 def check_line_limits(data: bytes, offsets: np.ndarray, non_blank: np.ndarray | None, path: Path) -> None:

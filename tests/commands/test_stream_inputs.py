@@ -145,3 +145,49 @@ def test_dev_stdin_in_a_real_process(tmp_path):
     expected = {k: v for k, v in json.loads(from_file.stdout).items() if k != "run"}
     assert {k: v for k, v in json.loads(from_stdin.stdout).items() if k != "run"} == expected
     assert expected["n_queries"] == 40
+
+
+def test_a_fifo_without_writer_is_announced_then_refused_after_the_wait(tmp_path, monkeypatch):
+    os.mkfifo(tmp_path / "run.fifo")
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    monkeypatch.setenv("TIEBREAK_FIFO_WAIT_SECONDS", "2")
+    import time
+
+    started = time.monotonic()
+    code, stdout, stderr = call(COMMANDS["evaluate"](tmp_path / "run.fifo", tmp_path))
+    waited = time.monotonic() - started
+    assert code == 2 and stdout == "" and 2 <= waited < 10, (code, waited, stderr)
+    announced, refused = stderr.strip().splitlines()
+    assert "waiting for a process to write into the FIFO" in announced and str(tmp_path / "run.fifo") in announced
+    assert refused.startswith(f"evalcore evaluate: error: {tmp_path / 'run.fifo'}: ") and "in 2 s" in refused
+
+
+def test_a_writer_that_comes_late_or_is_slow_is_read(tmp_path):
+    """A writer that connects after a second, and one that connects at once but writes after a second
+    (``<(slow command)``): both read in full, the first byte (read to tell the cases apart) not lost."""
+    data = run_text()
+    (tmp_path / "run.trec").write_bytes(data)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    code, stdout, stderr = call(COMMANDS["evaluate"](tmp_path / "run.trec", tmp_path))
+    assert code == 0, stderr
+    expected = json.loads(stdout)
+    import time
+
+    for late_open in (True, False):
+        fifo = tmp_path / f"late-{late_open}.fifo"
+        os.mkfifo(fifo)
+
+        def write(path=fifo, late_open=late_open):
+            if late_open:
+                time.sleep(1.0)
+            with open(path, "wb") as handle:  # blocks until the reader opens
+                if not late_open:
+                    time.sleep(1.0)
+                handle.write(data)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        code, stdout, stderr = call(COMMANDS["evaluate"](fifo, tmp_path))
+        writer.join(10)
+        assert code == 0, stderr
+        assert json.loads(stdout) == expected

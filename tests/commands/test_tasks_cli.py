@@ -246,6 +246,21 @@ def test_export_cli_writes_both_settings_once(shipped_copy: Path, tmp_path: Path
     assert listing(tmp_path) == before
 
 
+@pytest.mark.parametrize("out, says", [("file", "expected a folder, found a file"),
+                                       ("file/sub", "Not a directory"),
+                                       ("/proc/nope/x", "No such file or directory")])
+def test_export_into_a_file_or_an_impossible_folder_is_one_line(tmp_path: Path, out: str, says: str):
+    (tmp_path / "file").write_text("kept\n")
+    target = out if out.startswith("/") else str(tmp_path / out)
+    before = listing(tmp_path)
+    code, stdout, stderr = cli("tasks", "export", "--data", str(SHIPPED), "--benchmark", "rar-b",
+                               "--setting", "mcr", "--out", target)
+    assert code == 2 and stdout == "", stderr
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith("evalcore tasks: error: ") and says in line and "--out folder" in line, stderr
+    assert listing(tmp_path) == before
+
+
 # -- MCR: MiniLM recomputed on a slice of the exported inputs ---------------------------------------------
 SLICE_TASK, SLICE_QUERIES = "WinoGrande", 60
 

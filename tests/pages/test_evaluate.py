@@ -13,6 +13,7 @@ import re
 import time
 from pathlib import Path
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
@@ -190,3 +191,115 @@ def test_the_per_query_table_speaks_the_dashboards_words(evaluated):
     assert "Glossary" in shown["expected"]["help"] and "Glossary" in shown["tied_at_cutoff"]["help"]
     assert set(labels) == set(table.value.columns)
     assert all(label and "_" not in label for label in labels.values()), labels
+
+
+# -- Compare with a reported number ----------------------------------------------------------------------------
+def _verdict_table(at, example: bool = False) -> pd.DataFrame:
+    """The drawn verdict table (the comparison's or the worked example's: told apart by the "From" column)."""
+    tables = [d.value for d in at.dataframe if "verdict" in d.value.columns]
+    tables = [t for t in tables if t["reported_by"].str.contains(" bf16 ").any() == example]
+    assert len(tables) == 1, len(tables)
+    return tables[0]
+
+
+def _rule(value: float, tolerance: float, policies: dict[str, float], lo: float, hi: float) -> tuple[str, list]:
+    """The verdict rule written out (evalcore/explain.py's docstring): (verdict words, policies within)."""
+    within = [p for p, v in policies.items() if abs(value - v) <= tolerance + 1e-9]
+    if within:
+        return "reproduced", within
+    return ("inside the tie range" if lo - tolerance <= value <= hi + tolerance else "not explained by ties"), []
+
+
+def test_typed_numbers_and_a_board_system_get_one_verdict_each(evaluated, folder, overlap_run):
+    """After the upload: one typed number per task at the run's input-order p@1 (4 decimals), one planted far
+    outside, and a board system's numbers (every policy its rows carry). The verdicts follow the rule applied
+    here to means computed with pandas from the run's own per-query rows."""
+    at = evaluated({**SIDEBAR, "setting": "mcr", "instr": "without"})
+    held = upload.evaluate(upload.Request(NAME, "rar-b", "mcr", False, "fp32"), overlap_run, folder, Store(folder))
+    rows = held.frame()
+    rows = rows[rows["metric"] == "p@1"]
+    means = rows.groupby(["task", "tie_policy"])["oblivious"].mean().unstack()
+    ranges = rows[rows["tie_policy"] == "docid-desc"].groupby("task")[["min", "max"]].mean()
+    task = means.index[0]
+    typed = f"{task}={means.loc[task, 'input-order']:.4f}\n{task}=0.999"
+    at.selectbox(key="ev_cmp_metric").set_value("p@1").run()
+    at.text_area(key="ev_cmp_typed").input(typed).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = _verdict_table(at)
+    assert len(table) == 2
+    for row, text in zip(table.to_dict("records"), typed.splitlines()):
+        value = float(text.split("=")[1])
+        policies = {p: means.loc[task, p] for p in ("docid-desc", "input-order")}
+        words, within = _rule(value, 0.0005 if text.endswith("999") else 0.00005, policies,
+                              ranges.loc[task, "min"], ranges.loc[task, "max"])
+        assert (row["task"], row["verdict"]) == (task, words), row["line"]
+        assert all(f"reproduced by {', '.join(within)}" in row["line"] for _ in [0] if within)
+        assert row["docid-desc"] == pytest.approx(means.loc[task, "docid-desc"], abs=1e-12)
+    assert ranges.loc[task, "max"] < 0.99  # so the planted 0.999 is outside
+
+    system = "tiebreak-run/bm25s"
+    at.selectbox(key="ev_cmp_system").set_value(system).run()
+    table = _verdict_table(at)
+    shipped = pd.concat([pq.read_table(p).to_pandas() for p in (folder / "real" / "query_metrics").glob("*.parquet")])
+    for column in ("system", "setting", "precision", "metric", "tie_policy", "task"):
+        shipped[column] = shipped[column].astype(str)
+    shipped = shipped[(shipped["system"] == system) & (shipped["setting"] == "mcr") & (shipped["precision"] == "fp32")
+                      & (shipped["instruction"] == False) & (shipped["metric"] == "p@1")]  # noqa: E712
+    theirs = shipped.groupby(["task", "tie_policy"])["oblivious"].mean()
+    from_system = table[table["reported_by"].str.startswith(system)]
+    assert len(from_system) == len(theirs) == 2 * len(means)
+    for row in from_system.to_dict("records"):
+        policy = row["reported_by"].split("(")[-1].rstrip(")")
+        assert row["reported"] == pytest.approx(theirs[(row["task"], policy)], abs=1e-12)
+        policies = {p: means.loc[row["task"], p] for p in ("docid-desc", "input-order")}
+        assert row["verdict"] == _rule(row["reported"], 0.0, policies, ranges.loc[row["task"], "min"],
+                                    ranges.loc[row["task"], "max"])[0], row["line"]
+
+
+def test_a_bad_typed_number_is_one_line(evaluated):
+    at = evaluated({**SIDEBAR, "setting": "mcr", "instr": "without"})
+    at.text_area(key="ev_cmp_typed").input("WinoGrande=abc").run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("Not compared") and "abc" in error and "\n" not in error
+
+
+def test_the_worked_example_opens_with_one_click(monkeypatch):
+    """A first visitor, no upload: one click shows the shipped MiniLM fp32 runs (data/runs) against the same
+    system's shipped nDCG@10 at bf16 and fp32 (means computed here from data/real with pandas); the fp32 number
+    is reproduced by docid-desc, and every verdict follows the rule on the shipped fp32 rows' values."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.navigation import MAIN_SCRIPT, PAGES_DIR
+
+    shipped_dir = Path(__file__).resolve().parents[2] / "data"
+    monkeypatch.setenv("TIEBREAK_DATA", str(shipped_dir))
+    at = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=300)
+    at.switch_page(os.path.relpath(PAGES_DIR / "evaluate.py", MAIN_SCRIPT.parent))
+    at.run()
+    assert not [d for d in at.dataframe if "verdict" in d.value.columns]
+    at.button(key="ev_example").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = _verdict_table(at, example=True)
+    frames = []
+    for task in ("ARCChallenge", "WinoGrande"):
+        frame = pq.read_table(shipped_dir / "real" / "query_metrics" / f"rar-b_{task}.parquet").to_pandas()
+        for column in ("system", "setting", "precision", "metric", "tie_policy"):
+            frame[column] = frame[column].astype(str)
+        frames.append(frame[(frame["system"] == "tiebreak-run/all-MiniLM-L6-v2") & (frame["setting"] == "full-pooled")
+                            & (frame["instruction"] == False) & (frame["metric"] == "ndcg@10")  # noqa: E712
+                            & (frame["tie_policy"] == "docid-desc")])
+    means = pd.concat(frames).groupby(["task", "precision"])[["oblivious", "min", "max"]].mean()
+    assert len(table) == 4 and set(table["task"]) == {"ARCChallenge", "WinoGrande"}
+    for row in table.to_dict("records"):
+        precision = "bf16" if " bf16 " in row["reported_by"] else "fp32"
+        assert row["reported"] == pytest.approx(means.loc[(row["task"], precision), "oblivious"], abs=1e-12)
+        fp32 = means.loc[(row["task"], "fp32")]
+        assert row["docid-desc"] == pytest.approx(fp32["oblivious"], abs=1e-12)
+        assert (row["min"], row["max"]) == (pytest.approx(fp32["min"], abs=1e-12), pytest.approx(fp32["max"], abs=1e-12))
+        words, _ = _rule(row["reported"], 0.0, {"docid-desc": fp32["oblivious"]}, fp32["min"], fp32["max"])
+        if precision == "fp32":
+            assert row["verdict"] == words == "reproduced" and "docid-desc" in row["line"]
+        elif words != "reproduced":  # another policy of the run may reproduce it; the rule on docid-desc alone
+            assert row["verdict"] in (words, "reproduced"), row["line"]
+    assert "not explained by ties" in set(table["verdict"])  # ARCChallenge's bf16 number: bf16, not ties
