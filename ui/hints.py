@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
-from ui import data, sidebar, words
+from ui import data, drawing, sidebar, words
 from ui.sidebar import BENCHMARK_LABELS, SETTING_LABELS, Need, View
 
 LOG = logging.getLogger("tiebreak.app")
@@ -27,13 +27,13 @@ def page_top(title: str, explanation: str, need: sidebar.Need | None = None) -> 
     the view needs from the condition, :class:`ui.sidebar.Need`; when the sidebar moved to another condition
     for it, one line says so). Returns what the sidebar selected, or None (after saying why) when there is
     nothing to show: no data folder, no results, or every system filtered out."""
-    st.title(title)
-    st.markdown(explanation)
+    drawing.title(title)
+    drawing.markdown(explanation)
     view = sidebar.view(need, title)
     if not has_results_to_show(view):
         return None
     if need is not None and view.moved:
-        st.info(moved_line(view, title, need), icon=":material/alt_route:")
+        drawing.info(moved_line(view, title, need), icon=":material/alt_route:")
     return view
 
 
@@ -56,9 +56,9 @@ def moved_line(view: View, title: str, need: Need) -> str:
 def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None:
     """The caption naming the shown condition (fields in ``skip`` left out, ``note`` appended) and, when the
     sidebar filters systems, what they keep."""
-    st.caption(describe_condition(view, skip) + note)
+    drawing.caption(describe_condition(view, skip) + note)
     if view.filter_summary:
-        st.caption(view.filter_summary + _with_results(view) + " Clear the filters in the sidebar to see every "
+        drawing.caption(view.filter_summary + _with_results(view) + " Clear the filters in the sidebar to see every "
                    "system.")
 
 
@@ -90,7 +90,7 @@ def sources_line(view: View, skip: Sequence[str] = ()) -> None:
     provenance = data.provenance(view.data)
     lines = provenance.describe(data.sources(view.data, cond, systems=view.systems))
     if lines:
-        st.caption("Sources: " + "; ".join(safe_text(line) for line in lines)
+        drawing.caption("Sources: " + "; ".join(safe_text(line) for line in lines)
                    + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
 
 
@@ -128,7 +128,7 @@ def has_results_to_show(view: View) -> bool:
     every system: the guard every view starts with."""
     if view.data is None:
         LOG.error("the data folder %s does not exist", view.data_dir)  # the path for the operator, not visitors
-        st.error(f"The data folder `{view.data_dir.name}` does not exist. Start the app with "
+        drawing.error(f"The data folder `{view.data_dir.name}` does not exist. Start the app with "
                  "`streamlit run app.py -- --data DIR` (or `TIEBREAK_DATA=DIR`) pointing at a folder of "
                  "result parquet files.")
         return False
@@ -136,7 +136,7 @@ def has_results_to_show(view: View) -> bool:
         explain_no_data(view.data_dir)
         return False
     if view.systems is not None and len(view.systems) == 0:
-        st.warning("No system matches the filters in the sidebar. Loosen them to see results.")
+        drawing.warning("No system matches the filters in the sidebar. Loosen them to see results.")
         return False
     return True
 
@@ -145,14 +145,14 @@ def explain_no_data(data_dir: Path) -> None:
     """The empty state of a data folder without results (its path stays on the server: a hosted dashboard's
     visitors are not told the server's file system)."""
     with _empty_state("no results"):
-        st.info("There are no results in the data folder yet, so there is nothing to rank.")
-        st.markdown("Add results and reload this page, for example (`DATA_DIR` = the folder the dashboard "
+        drawing.info("There are no results in the data folder yet, so there is nothing to rank.")
+        drawing.markdown("Add results and reload this page, for example (`DATA_DIR` = the folder the dashboard "
                     "was started on):")
         st.code(f"{FETCH_COMMAND}   # the upstream sources, into sources/\n"
                 f"python -m evalcore import-mteb sources/{MTEB_RESULTS} --out DATA_DIR/published"
                 "   # published MTEB scores\n"
                 + ingest_command("rar-b", data_dir=data_dir) + "   # your own run, per query", language="bash")
-        st.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
+        drawing.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
                    "(or set `TIEBREAK_DATA=DIR`).")
 
 
@@ -169,7 +169,7 @@ def _empty_state(what: str):
 def explain_missing(what: str, why: str, command: str | None = None) -> None:
     """An empty state: what is missing, why this view needs it, and the command that adds it."""
     with _empty_state(what):
-        st.info(f"**{what}** {why}")
+        drawing.info(f"**{what}** {why}")
         if command:
             st.code(command, language="bash")
 
@@ -247,7 +247,7 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
         and cond.instruction in (None, req.instruction)
     name = safe_text(req.name)
     if not same:
-        st.info(f"Your run **{name}** was evaluated on {safe_text(run_condition_words(held))}: “Show its "
+        drawing.info(f"Your run **{name}** was evaluated on {safe_text(run_condition_words(held))}: “Show its "
                 "condition” in the sidebar shows it here.", icon=":material/person:")
         return
     agg = board.ranked_by
@@ -255,7 +255,7 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
     if mine.empty:
         unranked = board.incomplete[board.incomplete["system"] == held.system]
         why = "it misses a task of this benchmark" if len(unranked) else "it has no result under this metric"
-        st.info(f"Your run **{name}** is not ranked here: {why}.", icon=":material/person:")
+        drawing.info(f"Your run **{name}** is not ranked here: {why}.", icon=":material/person:")
         return
     row = mine.iloc[0]
 
@@ -264,7 +264,7 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
         return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
     where = safe_text(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
-    st.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of "
+    drawing.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of "
                f"{len(board.ranked)} by {agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
                f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
                f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "

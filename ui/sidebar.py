@@ -545,7 +545,8 @@ class _Tracking(InSidebar):
 def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[tuple[str, ...] | None, str]:
     # A popover, not an expander: the browser draws a popover's content only when it opens, so the text input,
     # multiselect and radio scripts stay off the first paint (an expander draws its content even collapsed).
-    with st.sidebar.popover("Filter systems", icon=":material/filter_list:", width="stretch"):
+    filters = st.sidebar.popover("Filter systems", icon=":material/filter_list:", width="stretch")
+    with filters:
         search = state.search("q", "Name contains", placeholder="e.g. e5, bge, 7b")
         families = state.multiselect("family", "Family", list(facets.get("families") or []),
                                      placeholder="any family")
@@ -557,7 +558,7 @@ def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[
         # when it opens, and until then Streamlit re-creates an unseen widget at its first option
         hi = state.select("size_max", "to", ladder[:0:-1], "no limit", where=right, always=False)
         if ladder.index(lo) >= ladder.index(hi):
-            st.warning(f"Size from {lo} is not below {hi}; ignoring the size bounds.")
+            filters.warning(f"Size from {lo} is not below {hi}; ignoring the size bounds.")
             lo, hi = "0", "no limit"
         open_w = state.select("open", "Open weights", list(YES_NO_ANY), "any", widget="radio", always=False)
         itune = state.select("itune", "Uses instructions", list(YES_NO_ANY), "any", widget="radio",

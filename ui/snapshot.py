@@ -1,8 +1,8 @@
 """A view as one self-contained HTML file ("a snapshot that travels"): its title, condition, tables,
 charts, share link, data provenance and tie policy, readable offline without a server.
 
-Pure: no Streamlit here. :mod:`ui.recorder` collects what a page drew during its script run as the parts
-below and calls :func:`build` only when the visitor clicks "Download this view (HTML)".
+Pure: no Streamlit here. :mod:`ui.recorder` turns what a page drew during its script run (:mod:`ui.drawing`)
+into the parts below and calls :func:`build` only when the visitor clicks "Download this view (HTML)".
 
 Safety: every text from data (system names are untrusted input) is HTML-escaped; a table cell is text, never
 markup. Plotly figures are written as JSON with ``<``, ``>`` and ``&`` escaped (a name cannot close the script
