@@ -53,7 +53,7 @@ def render() -> None:
     g_of = dict(zip(board.ranked["system"], board.ranked["G"]))
     for col, name in zip(st.columns(len(chosen)), chosen):
         drawing.into(col).metric(f"G (oblivious) · {name}", f"{g_of[name]:.4f}" if name in g_of else "not ranked",
-                   help=("G of the oblivious task scores under the sidebar's tie policy, as the Leaderboard ranks; "
+                                 help=("G of the oblivious task scores under the sidebar's tie policy, as the Leaderboard ranks; "
                          "the bars and the table below show tie-aware expected values where per-query results "
                          "exist." if name in g_of else "Missing at least one task, see the Leaderboard page."))
     expected = board.ranked.set_index("system")["G_expected"] if "G_expected" in board.ranked else None
@@ -61,7 +61,7 @@ def render() -> None:
     differ = any(f"{expected[name]:.4f}" != f"{g_of[name]:.4f}" for name in known)
     if differ:  # the headline is oblivious, the bars and the table below are expected values: both said here
         drawing.caption("Tie-aware expected G (the bars and the table below): "
-                   + "; ".join(f"{hints.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
+                        + "; ".join(f"{hints.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
     per_task = data.per_task(view.data, chosen, view.cond)
     _per_task(per_task, chosen, key=None if view.data.overlay else ("compare", view.data, view.cond, tuple(chosen)))
     tasks_with_queries = sorted(per_task.loc[per_task["has_query_data"], "task"].unique().tolist())
@@ -69,7 +69,7 @@ def render() -> None:
     drawing.subheader("Per query")
     if not tasks_with_queries:
         drawing.markdown("These systems have task-level scores only under this condition (published results carry no "
-                    "per-query values), so there is no per-query comparison here.")
+                         "per-query values), so there is no per-query comparison here.")
         _offer_per_query_condition(view)
         return
     left, mid, right = st.columns([2, 2, 1.4])
@@ -83,7 +83,7 @@ def render() -> None:
     rows = data.query_diff(view.data, chosen, view.cond, task, value=value)
     if rows.empty:
         drawing.markdown(f"No query of {hints.safe_text(task)} has per-query results for all of "
-                    f"{', '.join(hints.safe_text(s) for s in chosen)}.")
+                         f"{', '.join(hints.safe_text(s) for s in chosen)}.")
         return
     texts = data.task_texts(view.data, view.cond.benchmark, task)
     table = drilldown.query_table(rows, chosen, texts, value, diff_only, task)
@@ -114,11 +114,11 @@ def _per_task(per_task, chosen: list[str], key) -> None:
     tie_aware = bool(shown["has_query_data"].any())
     drawing.caption(("Bars: the tie-aware **expected** score where per-query results exist, with its tie range "
                 "[min, max] (orange); " if tie_aware else "Bars: ")
-               + "the published score where only task-level scores exist (`value` in the hover is the oblivious "
-               "score under the sidebar's tie policy).")
+                    + "the published score where only task-level scores exist (`value` in the hover is the oblivious "
+                    "score under the sidebar's tie policy).")
     wide = shown.pivot(index="task", columns="system", values="score").reindex(columns=chosen).reset_index()
     drawing.dataframe(wide, hide_index=True, width="stretch",
-                 column_config={"task": "Task", **{s: tables.number(_score_label(s, shown)) for s in chosen}})
+                      column_config={"task": "Task", **{s: tables.number(_score_label(s, shown)) for s in chosen}})
 
 
 def _score_label(system: str, shown) -> str:
@@ -153,9 +153,9 @@ def _per_task_figure(shown, chosen: list[str]) -> go.Figure:
 def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) -> None:
     drawing.subheader("Paired randomization test")
     drawing.markdown(f"For each pair, on the queries of **{hints.safe_text(task)}** both systems answered: the mean "
-                f"difference of their **{VALUES[value]}** per-query values and a two-sided sign-flip p-value "
-                "(10,000 resamples). A small p-value means the gap is unlikely to be query-sampling noise."
-                + (" Expected values do not depend on how ties were broken, so a tie-prone system is not "
+                     f"difference of their **{VALUES[value]}** per-query values and a two-sided sign-flip p-value "
+                     "(10,000 resamples). A small p-value means the gap is unlikely to be query-sampling noise."
+                     + (" Expected values do not depend on how ties were broken, so a tie-prone system is not "
                    "helped or hurt by the tie policy here." if value == "expected" else
                    " Oblivious values carry the tie policy's luck: a tie-prone system's differences are partly "
                    "tie-breaking."))
@@ -183,7 +183,7 @@ def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) 
         "note": "Note"})
     if holm:
         drawing.caption(f"Holm-adjusted p: each p corrected for testing {tested} pairs at once (Holm–Bonferroni), so the "
-                   "chance that any pair below 0.05 is a false “different” is at most 5%.")
+                        "chance that any pair below 0.05 is a false “different” is at most 5%.")
 
 
 render()

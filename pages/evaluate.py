@@ -42,7 +42,7 @@ def render() -> None:
     benchmarks = _benchmarks_with_tasks(view.data_dir)
     if not benchmarks:
         drawing.info("This data folder ships no task inputs (`tasks/<benchmark>/`, written by "
-                "`scripts/make_task_texts.py`), so there is nothing to score here.")
+                     "`scripts/make_task_texts.py`), so there is nothing to score here.")
         return
     drawing.subheader("1 · Get the inputs")
     left, right = st.columns([1, 2])
@@ -55,8 +55,8 @@ def render() -> None:
                                "pool of documents for every query.")
     if view.cond.setting not in settings:  # the sidebar's Full retrieval: a whole corpus, not shipped as inputs
         drawing.caption(f"The sidebar's setting, {sidebar.SETTING_LABELS.get(view.cond.setting, view.cond.setting)}, is "
-                   "not offered here: a run is scored over the inputs shipped for a task — each query's own "
-                   "candidates (MCR) or the task's pooled candidates.")
+                        "not offered here: a run is scored over the inputs shipped for a task — each query's own "
+                        "candidates (MCR) or the task's pooled candidates.")
     _inputs_download(view.data_dir, benchmark, setting)
     drawing.subheader("2 · Upload your run")
     evaluated = _upload_form(view, benchmark, setting, started)
@@ -118,8 +118,8 @@ def _inputs_download(data_dir: Path, benchmark: str, setting: str) -> None:
     what = ("`qid`, `docid`, `text`: each query's own candidates" if setting == "mcr"
             else "`docid`, `text`: the task's pool, which every query ranks")
     drawing.caption(f"Per task, `<task>/queries.jsonl` (`qid`, `text`, `instruction`) and `<task>/candidates.jsonl` "
-               f"({what}) — the same files as `python -m evalcore tasks export --benchmark {benchmark} "
-               f"--setting {setting} --out DIR`, with exactly the ids of the shipped results.")
+                    f"({what}) — the same files as `python -m evalcore tasks export --benchmark {benchmark} "
+                    f"--setting {setting} --out DIR`, with exactly the ids of the shipped results.")
 
 
 def _upload_form(view, benchmark: str, setting: str, started: float):
@@ -188,9 +188,9 @@ def _result(view, held: upload.Candidate) -> None:
     cond = upload.board_condition(held, view.cond)  # the sidebar's metric and tie policy where they apply
     board = data.leaderboard(data.snapshot(view.data_dir), cond)  # a snapshot taken now holds the new run
     drawing.markdown(f"**{hints.safe_text(held.system)}** — {_benchmark_name(req.benchmark)}, {SETTINGS[req.setting]}, "
-                f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
-                + ", ".join(f"`{hints.safe_text(Path(f).name)}`" for f in held.files[:10])
-                + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
+                     f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
+                     + ", ".join(f"`{hints.safe_text(Path(f).name)}`" for f in held.files[:10])
+                     + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
     hints.board_line(board, cond, held, name_setting=cond.setting != view.cond.setting)
     moved = hints.run_moved_line(cond, view.cond)
     if moved:
@@ -209,10 +209,10 @@ def _result(view, held: upload.Candidate) -> None:
         st.rerun()
     frame = held.frame()
     drawing.dataframe(frame.drop(columns=["system", "benchmark", "source"]).head(1000), hide_index=True,
-                 width="stretch", height=300, column_config=_per_query_columns())
+                      width="stretch", height=300, column_config=_per_query_columns())
     drawing.caption(f"The first {min(len(frame), 1000):,} of {len(frame):,} per-query rows (one per task × query × "
-               "metric × tie policy). The download holds them all, in the data contract's `query_metrics` "
-               "columns: share it, or ingest it elsewhere.")
+                    "metric × tie policy). The download holds them all, in the data contract's `query_metrics` "
+                    "columns: share it, or ingest it elsewhere.")
     st.download_button("Per-query results (parquet)", held.parquet_bytes, icon=":material/download:",
                         file_name=f"{upload.file_stem(held)}.parquet", mime="application/vnd.apache.parquet",
                         key="ev_rows")
@@ -304,10 +304,10 @@ def _go(page: str, held: upload.Candidate, cond: Condition, **extra) -> None:
 def _keep_it(view, held: upload.Candidate) -> None:
     if not upload.ingest_allowed():
         drawing.caption(":material/lock: This server keeps uploads for your session only. Its operator can allow "
-                   "adding them to the shared leaderboard (`TIEBREAK_ALLOW_INGEST=1`, see the README).")
+                        "adding them to the shared leaderboard (`TIEBREAK_ALLOW_INGEST=1`, see the README).")
         return
     drawing.markdown("**Keep it.** This server allows adding uploaded runs to its data folder: the run becomes an "
-                "ordinary system that every visitor sees and links can share.")
+                     "ordinary system that every visitor sees and links can share.")
     if st.button("Add to the leaderboard", icon=":material/publish:", key="ev_ingest"):
         try:
             written = upload.ingest(held, view.data_dir)

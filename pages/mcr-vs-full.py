@@ -81,7 +81,7 @@ def render() -> None:
     drawing.subheader("In G (over the tasks both settings share)")
     _zero_factors(gap, label_a, label_b)
     drawing.dataframe(gap.per_system.sort_values("G_b", ascending=False, kind="stable"), hide_index=True,
-                 width="stretch", column_config={
+                      width="stretch", column_config={
                      "system": "System", "G_a": tables.number(f"G {label_a}"),
                      "G_b": tables.number(f"G {label_b}"),
                      "gap": st.column_config.NumberColumn("MCR − full", format="%+.4f", help=(
@@ -103,7 +103,7 @@ def _axes_caption(full_setting: str, full_metric: str, mcr_metric: str) -> str:
         line = f"{mcr_metric} and {full_metric} are different metrics, so it is a guide, not parity"
         name = "y = x (different metrics: a guide, not parity)"
     drawing.caption(f"**x**: {setting}, {full_metric} · **y**: {glossary.link('mcr', 'MCR')}, {mcr_metric}{accuracy}. "
-               f"The dashed line is y = x — {line}.")
+                    f"The dashed line is y = x — {line}.")
     return name
 
 
@@ -126,7 +126,7 @@ def _zero_factors(gap, label_a: str, label_b: str) -> None:
         listed = "; ".join(f"**{hints.safe_text(system)}** ({', '.join(sorted(rows['task']))})"
                            for system, rows in zeros.groupby("system"))
         drawing.warning(f"G ({hints.safe_text(label)}) is **0** where a task scores 0 — a zero factor of the geometric "
-                   f"mean, whatever the other tasks score: {listed}.", icon=":material/exposure_zero:")
+                        f"mean, whatever the other tasks score: {listed}.", icon=":material/exposure_zero:")
 
 
 render()

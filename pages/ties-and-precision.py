@@ -58,16 +58,16 @@ def _tie_summary(view: sidebar.View) -> str:
     drawing.into(cols[0]).metric("Systems with per-query data", f"{summary['system'].nunique()}")
     drawing.into(cols[1]).metric("Precisions", f"{len(precisions)}", help="With per-query data: " + ", ".join(precisions))
     drawing.into(cols[2]).metric("Queries per system × precision", f"{int(summary['n_queries'].max()):,}",
-                   help="The largest count; rows differ when a system lacks some tasks.")
+                                 help="The largest count; rows differ when a system lacks some tasks.")
 
     drawing.subheader("Precision profile per system")
     drawing.markdown("Each panel is one system across every precision it was run or stored at: the **expected** score "
-                "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
-                f"reports (✕), and the **share of queries {glossary.link('tied-at-cutoff', 'tied at the cutoff')}**"
-                f" (grey bars, right axis) — not the share of {glossary.link('tie-dependent', 'tie-dependent')} "
-                "queries. Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers. Each panel's "
-                "score axis is scaled to that system (never below 0): read a panel's steps against its own ticks, "
-                "not against its neighbours'.")
+                     "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
+                     f"reports (✕), and the **share of queries {glossary.link('tied-at-cutoff', 'tied at the cutoff')}**"
+                     f" (grey bars, right axis) — not the share of {glossary.link('tie-dependent', 'tie-dependent')} "
+                     "queries. Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers. Each panel's "
+                     "score axis is scaled to that system (never below 0): read a panel's steps against its own ticks, "
+                     "not against its neighbours'.")
     _profile(summary, precisions, view.cond.metric,
              key=None if view.data.overlay else ("ties-profile", view.data, view.cond, view.systems, task))
 
@@ -145,7 +145,7 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
     """The what-if of a shipped FP32 run; by default a run of the table's ``task`` when one is shipped."""
     drawing.subheader("What if this run were scored at lower precision?")
     drawing.markdown("Re-scores a shipped FP32 run as a BF16 / FP16 pipeline would have (with and without HPS) and "
-                "evaluates all three tie-aware, live, under the sidebar's metric and tie policy.")
+                     "evaluates all three tie-aware, live, under the sidebar's metric and tie policy.")
     runs = data.runs(view.data)
     usable = runs[runs["qrels_path"].notna()] if len(runs) else runs
     if usable.empty:
@@ -183,8 +183,8 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
         relation = (f"the table above shows {task}; this run is on {run['task']}"
                     + (f" (a {task} run is in the list)" if of_task else f" (no {task} run is shipped)"))
     drawing.caption(f"Run: {run['system']} · {run['task']} · {sidebar.SETTING_LABELS.get(run['setting'], run['setting'])}"
-               f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} (`{run_name}`)"
-               f" — {relation}.")
+                    f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} (`{run_name}`)"
+                    f" — {relation}.")
     try:
         result = data.what_if(run["path"], run["qrels_path"], to=to, scoring=scoring, metric=view.cond.metric,
                               tie_policy=view.cond.tie_policy)
@@ -194,10 +194,10 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
         return
     if scoring == "score":
         drawing.info(f"With similarity scores, `{to}+hps` equals `fp32` **by construction**: HPS keeps the final "
-                "score in FP32, and from a score file alone that is the FP32 score itself — an upper bound on what "
-                "HPS recovers (the model's own low-precision activations are not in a score file; the profile above "
-                "shows real `bf16+hps` runs). Choose **logits** to see HPS undo the rounding of a sigmoid reranker's "
-                "output.", icon=":material/info:")
+                     "score in FP32, and from a score file alone that is the FP32 score itself — an upper bound on what "
+                     "HPS recovers (the model's own low-precision activations are not in a score file; the profile above "
+                     "shows real `bf16+hps` runs). Choose **logits** to see HPS undo the rounding of a sigmoid reranker's "
+                     "output.", icon=":material/info:")
     drawing.dataframe(_printed(result), hide_index=True, width="stretch", column_config={
         "condition": "Condition", "metric": "Metric", "n_queries": tables.number("Queries", 0),
         **{c: tables.number(c.replace("_", " ").capitalize()) for c in ("oblivious", "expected", "min", "max",
@@ -255,7 +255,7 @@ def _no_matching_run(view: sidebar.View, runs) -> None:
     where = f"{sidebar.SETTING_LABELS.get(first['setting'], first['setting'])} · {state_text} instruction"
     names = ", ".join(sorted({f"{r['system'].split('/', 1)[-1]} on {r['task']}" for r in runs.to_dict("records")}))
     drawing.markdown(f"The shipped raw runs ({names}) are {where}, not the condition shown above, so their what-if "
-                "would not match the table's numbers.")
+                     "would not match the table's numbers.")
     if first["setting"] == view.cond.setting and first["benchmark"] == view.cond.benchmark:
         st.button(f"Show {state_text} instruction", on_click=state.set_wish, args=("instr", state_text),
                   icon=":material/swap_horiz:")

@@ -136,15 +136,15 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
     table = table.join(per_qid).reset_index()
     differing = int(per_qid["differs"].sum())
     drawing.markdown(f"**{differing} of {len(per_qid)}** queries of {hints.safe_text(task)} score differently across these "
-                f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query "
-                "depends on how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one "
-                "value of [min, max], picked by its tie policy.")
+                     f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query "
+                     "depends on how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one "
+                     "value of [min, max], picked by its tie policy.")
     if diff_only:
         table = table[table["differs"]]
     table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
     drawing.dataframe(table, hide_index=True, width="stretch", column_config=_query_table_config(systems, value),
-                 column_order=_query_table_order(systems, texts is not None),
-                 height=min(420, 36 * len(table) + 40))
+                      column_order=_query_table_order(systems, texts is not None),
+                      height=min(420, 36 * len(table) + 40))
     return table
 
 
@@ -207,7 +207,7 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
         rank_config[RANK_COLUMN] = st.column_config.TextColumn(
             "Rank of the relevant document", help=_rank_help(texts, setting, qid))
     drawing.dataframe(numbers[columns],
-                 hide_index=True, width="stretch", column_config={
+                      hide_index=True, width="stretch", column_config={
                      **rank_config,
                      "system": "System", "oblivious": tables.number("Oblivious"),
                      "expected": tables.number("Expected"), "min": tables.number("Min"), "max": tables.number("Max"),
@@ -220,7 +220,7 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
                          "and every document tied with the 100th."))})
     if texts is None:
         drawing.caption("The data folder ships no texts for this task (`tasks/` beside the results), so only ids are "
-                   "shown.")
+                        "shown.")
         return
     relevant = texts.qrels[(texts.qrels["setting"] == setting) & (texts.qrels["qid"] == qid)
                            & (texts.qrels["relevance"] > 0)]
@@ -238,8 +238,8 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
             "relevant": st.column_config.CheckboxColumn("Relevant")})
     else:
         drawing.markdown(f"**Relevant document** (ranked against the task's pool of {len(documents):,} candidate "
-                    "answers; a run keeps its top 100 and every document tied with the 100th: “Documents "
-                    "ranked” above)")
+                         "answers; a run keeps its top 100 and every document tied with the 100th: “Documents "
+                         "ranked” above)")
         for docid in relevant["docid"]:
             drawing.markdown(f"`{hints.safe_text(docid)}` — {hints.safe_text(documents.get(docid, ''))}")
 

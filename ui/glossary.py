@@ -208,7 +208,7 @@ def page() -> None:
 
     drawing.title("Glossary")
     drawing.markdown("The words the dashboard uses, what they mean here, and where they come from. Every label with "
-                "a question-mark icon shows its entry on hover.")
+                     "a question-mark icon shows its entry on hover.")
     chosen = state.select("term", "Look up a term", ["", *TERMS], "", always=False,
                           format_func=lambda key: TERMS[key].name if key else "— every entry below —")
     if chosen:

@@ -59,7 +59,7 @@ def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None
     drawing.caption(describe_condition(view, skip) + note)
     if view.filter_summary:
         drawing.caption(view.filter_summary + _with_results(view) + " Clear the filters in the sidebar to see every "
-                   "system.")
+                        "system.")
 
 
 def _with_results(view: View) -> str:
@@ -91,7 +91,7 @@ def sources_line(view: View, skip: Sequence[str] = ()) -> None:
     lines = provenance.describe(data.sources(view.data, cond, systems=view.systems))
     if lines:
         drawing.caption("Sources: " + "; ".join(safe_text(line) for line in lines)
-                   + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
+                        + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
 
 
 def safe_text(text: str) -> str:
@@ -129,8 +129,8 @@ def has_results_to_show(view: View) -> bool:
     if view.data is None:
         LOG.error("the data folder %s does not exist", view.data_dir)  # the path for the operator, not visitors
         drawing.error(f"The data folder `{view.data_dir.name}` does not exist. Start the app with "
-                 "`streamlit run app.py -- --data DIR` (or `TIEBREAK_DATA=DIR`) pointing at a folder of "
-                 "result parquet files.")
+                      "`streamlit run app.py -- --data DIR` (or `TIEBREAK_DATA=DIR`) pointing at a folder of "
+                      "result parquet files.")
         return False
     if not view.has_data:
         explain_no_data(view.data_dir)
@@ -147,13 +147,13 @@ def explain_no_data(data_dir: Path) -> None:
     with _empty_state("no results"):
         drawing.info("There are no results in the data folder yet, so there is nothing to rank.")
         drawing.markdown("Add results and reload this page, for example (`DATA_DIR` = the folder the dashboard "
-                    "was started on):")
+                         "was started on):")
         st.code(f"{FETCH_COMMAND}   # the upstream sources, into sources/\n"
                 f"python -m evalcore import-mteb sources/{MTEB_RESULTS} --out DATA_DIR/published"
                 "   # published MTEB scores\n"
                 + ingest_command("rar-b", data_dir=data_dir) + "   # your own run, per query", language="bash")
         drawing.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
-                   "(or set `TIEBREAK_DATA=DIR`).")
+                        "(or set `TIEBREAK_DATA=DIR`).")
 
 
 EMPTY_STATE_KEY = "empty-state"
@@ -248,7 +248,7 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
     name = safe_text(req.name)
     if not same:
         drawing.info(f"Your run **{name}** was evaluated on {safe_text(run_condition_words(held))}: “Show its "
-                "condition” in the sidebar shows it here.", icon=":material/person:")
+                     "condition” in the sidebar shows it here.", icon=":material/person:")
         return
     agg = board.ranked_by
     mine = board.ranked[board.ranked["system"] == held.system]
@@ -265,10 +265,10 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
 
     where = safe_text(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
     drawing.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of "
-               f"{len(board.ranked)} by {agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
-               f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
-               f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "
-               f"{_rank_range(row, 'combined_')}.", icon=":material/person:")
+                    f"{len(board.ranked)} by {agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
+                    f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
+                    f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "
+                    f"{_rank_range(row, 'combined_')}.", icon=":material/person:")
 
 
 def _rank_range(row, prefix: str = "") -> str:

@@ -95,7 +95,7 @@ def run() -> None:
         incident = uuid.uuid4().hex[:8]
         LOG.exception("page /%s failed (incident %s)", page.url_path, incident)
         drawing.error(f"Sorry — this view could not be drawn (incident `{incident}`; details are in the server "
-                 "log). Try other settings in the sidebar, or reload the page.")
+                      "log). Try other settings in the sidebar, or reload the page.")
     _finish(notices_box, drawn, page)
     LOG.debug("drew /%s in %.3f s", page.url_path, time.perf_counter() - started)
 
