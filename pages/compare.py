@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from evalcore.aggregate import holm_adjusted
-from ui import charts, data, drawing, drilldown, glossary, hints, sidebar, state, tables
+from ui import charts, data, drawing, drilldown, glossary, hints, notices, sidebar, state, tables
 
 TITLE = "Compare"
 MAX_SYSTEMS = 4
@@ -61,7 +61,7 @@ def render() -> None:
     differ = any(f"{expected[name]:.4f}" != f"{g_of[name]:.4f}" for name in known)
     if differ:  # the headline is oblivious, the bars and the table below are expected values: both said here
         drawing.caption("Tie-aware expected G (the bars and the table below): "
-                        + "; ".join(f"{hints.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
+                        + "; ".join(f"{notices.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
     per_task = data.per_task(view.data, chosen, view.cond)
     _per_task(per_task, chosen, key=None if view.data.overlay else ("compare", view.data, view.cond, tuple(chosen)))
     tasks_with_queries = sorted(per_task.loc[per_task["has_query_data"], "task"].unique().tolist())
@@ -82,8 +82,8 @@ def render() -> None:
                            help="Only the queries where the systems' values differ.")
     rows = data.query_diff(view.data, chosen, view.cond, task, value=value)
     if rows.empty:
-        drawing.markdown(f"No query of {hints.safe_text(task)} has per-query results for all of "
-                         f"{', '.join(hints.safe_text(s) for s in chosen)}.")
+        drawing.markdown(f"No query of {notices.safe_text(task)} has per-query results for all of "
+                         f"{', '.join(notices.safe_text(s) for s in chosen)}.")
         return
     texts = data.task_texts(view.data, view.cond.benchmark, task)
     table = drilldown.query_table(rows, chosen, texts, value, diff_only, task)
@@ -152,7 +152,7 @@ def _per_task_figure(shown, chosen: list[str]) -> go.Figure:
 
 def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) -> None:
     drawing.subheader("Paired randomization test")
-    drawing.markdown(f"For each pair, on the queries of **{hints.safe_text(task)}** both systems answered: the mean "
+    drawing.markdown(f"For each pair, on the queries of **{notices.safe_text(task)}** both systems answered: the mean "
                      f"difference of their **{VALUES[value]}** per-query values and a two-sided sign-flip p-value "
                      "(10,000 resamples). A small p-value means the gap is unlikely to be query-sampling noise."
                      + (" Expected values do not depend on how ties were broken, so a tie-prone system is not "

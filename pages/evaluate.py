@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, drawing, glossary, hints, sidebar, state, tables, upload, words
+from ui import data, drawing, glossary, hints, notices, sidebar, state, tables, upload, words
 from ui.navigation import PAGES_DIR
 
 TITLE = "Evaluate your run"
@@ -141,7 +141,7 @@ def _upload_form(view, benchmark: str, setting: str, started: float):
             accept_multiple_files=True, key=f"ev_files_{st.session_state.get(UPLOADS_DRAWN, 0)}",
             help="TREC (qid Q0 docid rank score tag), TSV/CSV/JSON lines with qid, docid, score, or parquet; "
                  ".gz too. One file per task named by the task, or one file with a task column.")
-        drawing.caption(hints.limits_sentence(limits) + " Bad files are refused with the file and line; nothing is written.")
+        drawing.caption(notices.limits_sentence(limits) + " Bad files are refused with the file and line; nothing is written.")
         submitted = st.form_submit_button("Evaluate", type="primary", icon=":material/play_arrow:")
     said = st.session_state.pop(EVALUATED, None)
     evaluated = (st.empty(), said) if said else None
@@ -154,7 +154,7 @@ def _upload_form(view, benchmark: str, setting: str, started: float):
         with st.spinner(_wait_text()):
             held = upload.evaluate(request, uploads, view.data_dir, data.folder_store(view.data))
     except upload.UploadError as exc:
-        drawing.error(f"Not evaluated — {hints.safe_text(str(exc))}", icon=":material/error:")
+        drawing.error(f"Not evaluated — {notices.safe_text(str(exc))}", icon=":material/error:")
         return None
     # a new file widget next run: Streamlit then drops the uploaded bytes (the rows are what the session keeps)
     st.session_state[UPLOADS_DRAWN] = st.session_state.get(UPLOADS_DRAWN, 0) + 1
@@ -171,7 +171,7 @@ def _evaluated_text(said: dict, seconds: float) -> str:
     if said["queued"] >= 0.05:
         parts.insert(0, f"{said['queued']:.1f} s waiting for a free evaluation slot")
     parts.append(f"{max(seconds - said['scored'], 0.0):.1f} s ranking it and drawing this page")
-    return (f"Evaluated **{hints.safe_text(said['system'])}**: {said['run_rows']:,} run rows, "
+    return (f"Evaluated **{notices.safe_text(said['system'])}**: {said['run_rows']:,} run rows, "
             f"{said['values']:,} per-query values, in {seconds:.1f} s on the server from your click to this "
             f"result ({', '.join(parts)}).")
 
@@ -187,14 +187,14 @@ def _result(view, held: upload.Candidate) -> None:
     req = held.request
     cond = upload.board_condition(held, view.cond)  # the sidebar's metric and tie policy where they apply
     board = data.leaderboard(data.snapshot(view.data_dir), cond)  # a snapshot taken now holds the new run
-    drawing.markdown(f"**{hints.safe_text(held.system)}** — {_benchmark_name(req.benchmark)}, {SETTINGS[req.setting]}, "
+    drawing.markdown(f"**{notices.safe_text(held.system)}** — {_benchmark_name(req.benchmark)}, {SETTINGS[req.setting]}, "
                      f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
-                     + ", ".join(f"`{hints.safe_text(Path(f).name)}`" for f in held.files[:10])
+                     + ", ".join(f"`{notices.safe_text(Path(f).name)}`" for f in held.files[:10])
                      + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
     hints.board_line(board, cond, held, name_setting=cond.setting != view.cond.setting)
-    moved = hints.run_moved_line(cond, view.cond)
+    moved = notices.run_moved_line(cond, view.cond)
     if moved:
-        drawing.caption(":material/alt_route: " + hints.safe_text(moved))
+        drawing.caption(":material/alt_route: " + notices.safe_text(moved))
     left, mid, right, far = st.columns(4)
     if left.button("Show in the Leaderboard", icon=":material/leaderboard:", key="ev_go_board"):
         _go("leaderboard.py", held, cond)
@@ -312,10 +312,10 @@ def _keep_it(view, held: upload.Candidate) -> None:
         try:
             written = upload.ingest(held, view.data_dir)
         except upload.UploadError as exc:
-            drawing.error(f"Not added — {hints.safe_text(str(exc))}", icon=":material/error:")
+            drawing.error(f"Not added — {notices.safe_text(str(exc))}", icon=":material/error:")
             return
         upload.forget()
-        drawing.success(f"Added as `{hints.safe_text(written)}`; it appears in every view within a few seconds.")
+        drawing.success(f"Added as `{notices.safe_text(written)}`; it appears in every view within a few seconds.")
 
 
 render()

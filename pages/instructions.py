@@ -4,7 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, drawing, hints, screen, sidebar, tables
+from ui import charts, data, drawing, hints, notices, screen, sidebar, tables
 
 TITLE = "Instructions"
 NEED = sidebar.Need("results with and without instruction for the same system",
@@ -37,11 +37,11 @@ def render() -> None:
     best, worst = per_system.iloc[0], per_system.iloc[-1]
     if best["gap"] > 0:
         drawing.into(cols[1]).metric("Helps most", f"{best['gap']:+.4f}", help=f"The largest with − without difference in {agg}.")
-        drawing.into(cols[1]).caption(hints.safe_text(best["system"]))
+        drawing.into(cols[1]).caption(notices.safe_text(best["system"]))
     else:
         drawing.into(cols[1]).metric("Helps most", "none", help=f"No system's {agg} is higher with the instruction.")
     drawing.into(cols[2]).metric("Hurts most", f"{worst['gap']:+.4f}", help=f"The smallest with − without difference in {agg}.")
-    drawing.into(cols[2]).caption(hints.safe_text(worst["system"]))
+    drawing.into(cols[2]).caption(notices.safe_text(worst["system"]))
 
     drawing.subheader("Gap per system and task")
     heat = gap.per_task.pivot(index="system", columns="task", values="gap")

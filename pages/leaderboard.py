@@ -7,7 +7,8 @@ from functools import partial
 import streamlit as st
 
 from ui import board as boards
-from ui import charts, data, drawing, glossary, hints, navigation, screen, sidebar, state, tables, upload, words
+from ui import (charts, data, drawing, glossary, hints, navigation, notices, screen, sidebar, state, tables, upload,
+                words)
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, **R2MED by the "
@@ -42,7 +43,7 @@ def render() -> None:
                              aggregate=boards.aggregate_for(order, cond.benchmark), bootstrap=resamples, seed=seed,
                              level=level, common_tasks=common)
     hints.condition_line(view)
-    upload.board_line(board, cond)  # the visitor's own run (Evaluate your run), if this session holds one
+    hints.board_line(board, cond, upload.candidate())  # the visitor's own run (Evaluate your run), if any
     if board.ranked.empty and board.incomplete.empty:
         hints.explain_missing(
             "No results for this combination.",
@@ -53,9 +54,9 @@ def render() -> None:
     # precision kinds live in per-query files only: published boards (the first visit's) need not read them
     kinds = boards.kinds_of(data.precision_kinds(view.data) if sidebar.has_query_data(view.conditions(), cond)
                             else None, cond)
-    for line in boards.data_lines(board):
+    for line in notices.data_lines(board):
         drawing.warning(line, icon=":material/report:")
-    common_line = boards.common_tasks_line(board)
+    common_line = notices.common_tasks_line(board)
     if common_line:
         drawing.info(common_line, icon=":material/join_inner:")
     if board.ranked.empty:
@@ -113,13 +114,13 @@ def _headline(board, order: str, pointer: boards.Pointer, benchmark: str) -> Non
                                      help=glossary.tip("separable"))
         drawing.into(cols[3]).metric("Could be #1", f"{len(first)}", help=glossary.tip("could-be-first"))
     drawing.into(cols[4]).metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
-    drawing.markdown(f"{'Top system' if order != 'borda' else 'Borda leader'}: **{hints.safe_text(top['system'])}**")
-    line = boards.separability_line(board)
+    drawing.markdown(f"{'Top system' if order != 'borda' else 'Borda leader'}: **{notices.safe_text(top['system'])}**")
+    line = notices.separability_line(board)
     if line:
-        could = words.listed([hints.safe_text(name) for name in first], 5)
+        could = words.listed([notices.safe_text(name) for name in first], 5)
         drawing.markdown(line + f" Could be #1: {could}." if first else line)
     drawing.caption(boards.ranking_line(board, benchmark, order) + f" · intervals over tasks: "
-                    f"{boards.resampling_words(board)} · with per-query results: {with_data} of {len(board.ranked)}")
+                    f"{notices.resampling_words(board)} · with per-query results: {with_data} of {len(board.ranked)}")
     _pointer_line(board, pointer, with_data)
 
 
@@ -155,24 +156,24 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
 
 
 def _notices(board, view, kinds, g_shown: bool = True) -> None:
-    swaps = boards.swaps_line(board)
+    swaps = notices.swaps_line(board)
     if swaps:
         drawing.warning(swaps, icon=":material/swap_vert:")
-    lifted = boards.lifted_line(board)
+    lifted = notices.lifted_line(boards.lifted_by_ties(board), board.ranked_by)
     if lifted:
         drawing.warning(lifted, icon=":material/unfold_more:")
-    line = boards.kinds_line(kinds, view.cond, board.ranked["system"])
+    line = notices.kinds_line(kinds, view.cond, board.ranked["system"])
     if line:
         drawing.info(line, icon=":material/memory:")
     if view.cond.setting == "mcr" and view.cond.metric == "p@1":
-        chance = boards.chance_line(board, data.chance(view.data, view.cond, tasks=tuple(board.tasks)))
+        chance = notices.chance_line(board, data.chance(view.data, view.cond, tasks=tuple(board.tasks)))
         if chance:
             drawing.info(chance, icon=":material/casino:")
-    same = boards.same_model_line(board)
+    same = notices.same_model_line(board)
     if same:
         drawing.info(same, icon=":material/content_copy:")
     if board.zero_task_systems and g_shown:  # ranked by the mean with G hidden, a G of 0 is nowhere on the page
-        names = [hints.safe_text(s) for s in board.zero_task_systems]
+        names = [notices.safe_text(s) for s in board.zero_task_systems]
         shown = words.listed(names, 5)
         whose = "its" if len(names) == 1 else "each one's"
         drawing.warning(f"G is **0** for {shown}: {whose} score on at least one task is 0, and a geometric mean with "
@@ -207,7 +208,7 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, c
     ranked = "in Borda count order" if order == "borda" else f"ranked by {board.ranked_by}"
     title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, {ranked} "
              f"({hints.describe_condition(view)}); intervals and rank ranges over tasks: "
-             f"{boards.resampling_words(board)}. {provenance}")
+             f"{notices.resampling_words(board)}. {provenance}")
     cond = view.cond  # the file name tells two views' downloads apart (the pooled board's overwrote the full one)
     tables.download_row(lambda: boards.export_rows(board, meta, kinds, order),  # built on a click, not every run
                         f"leaderboard_{cond.benchmark}_{cond.setting}_{cond.metric}_{cond.precision}", title,
@@ -236,7 +237,7 @@ def _pinned_row(view, names: list[str], common: bool) -> None:
                         "by side, and with **Rank on common tasks** the board ranks only them. Pins are in the link.")
         return
     left, mid, right = st.columns([3, 1.2, 0.8], vertical_alignment="center")
-    left.markdown(f":material/push_pin: **Pinned ({len(pins)}):** " + ", ".join(hints.safe_text(s) for s in pins)
+    left.markdown(f":material/push_pin: **Pinned ({len(pins)}):** " + ", ".join(notices.safe_text(s) for s in pins)
                   + (" — ranked on the tasks all of them have." if common and len(pins) >= 2 else ""))
     fits = 2 <= len(pins) <= MAX_COMPARED
     if mid.button(f"Compare pinned ({len(pins)})", icon=":material/compare_arrows:", disabled=not fits,
@@ -272,7 +273,7 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
     first = (f"The first {len(shown)} of {len(rows)} systems in the current order; narrow the list with the "
              "sidebar filters to see others." if len(rows) > len(shown) else "")
     cuts = (f"{'A bar' if len(cut) == 1 else 'Bars'} cut at the right edge {'ends' if len(cut) == 1 else 'end'} in "
-            f"▸, where the axis stops: {words.listed([f'{hints.safe_text(s)} reaches {r:.4f}' for s, r in cut], 4)} "
+            f"▸, where the axis stops: {words.listed([f'{notices.safe_text(s)} reaches {r:.4f}' for s, r in cut], 4)} "
             "(hover a row for its values)." if cut else "")
     if first or cuts:
         drawing.caption(" ".join(part for part in (first, cuts) if part))
@@ -311,12 +312,12 @@ def _size_chart(board, view) -> None:
                       margin=dict(l=10, r=10, t=40, b=40))
     charts.draw(fig)
     drawing.caption("Pareto front (smallest to largest): " + ", ".join(
-        f"**{i}** {hints.safe_text(s)}" for i, s in enumerate(front["system"], start=1))
+        f"**{i}** {notices.safe_text(s)}" for i, s in enumerate(front["system"], start=1))
         + f". No system of no larger size is surely better on {agg} (the rank ranges' simultaneous comparison "
         "over tasks); a system only a little below a smaller one stays on the front.")
     if unknown or sizeless:
         drawing.caption("Not plotted: " + "; ".join(
-            f"{why}: {', '.join(hints.safe_text(s) for s in names)}"
+            f"{why}: {', '.join(notices.safe_text(s) for s in names)}"
             for why, names in (("size unknown", unknown), ("no parameters (a log axis has no 0)", sizeless)) if names)
             + ".")
 

@@ -7,7 +7,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, drawing, glossary, hints, sidebar, state, tables
+from ui import charts, data, drawing, glossary, hints, notices, sidebar, state, tables
 
 TITLE = "MCR vs full"
 NEED = sidebar.Need("full and multiple-choice (MCR) results for the same system", sidebar.rows_with_both_settings)
@@ -123,9 +123,9 @@ def _zero_factors(gap, label_a: str, label_b: str) -> None:
         zeros = gap.per_task[gap.per_task[side] == 0]
         if zeros.empty:
             continue
-        listed = "; ".join(f"**{hints.safe_text(system)}** ({', '.join(sorted(rows['task']))})"
+        listed = "; ".join(f"**{notices.safe_text(system)}** ({', '.join(sorted(rows['task']))})"
                            for system, rows in zeros.groupby("system"))
-        drawing.warning(f"G ({hints.safe_text(label)}) is **0** where a task scores 0 — a zero factor of the geometric "
+        drawing.warning(f"G ({notices.safe_text(label)}) is **0** where a task scores 0 — a zero factor of the geometric "
                         f"mean, whatever the other tasks score: {listed}.", icon=":material/exposure_zero:")
 
 

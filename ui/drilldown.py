@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from ui import drawing, glossary, hints, screen, state, tables
+from ui import drawing, glossary, notices, screen, state, tables
 from ui.data import TaskTexts
 
 VALUE_LABELS = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
@@ -135,7 +135,7 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
         table[f"{system} ties decide"] = tied[system].fillna(False).astype(bool)
     table = table.join(per_qid).reset_index()
     differing = int(per_qid["differs"].sum())
-    drawing.markdown(f"**{differing} of {len(per_qid)}** queries of {hints.safe_text(task)} score differently across these "
+    drawing.markdown(f"**{differing} of {len(per_qid)}** queries of {notices.safe_text(task)} score differently across these "
                      f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query "
                      "depends on how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one "
                      "value of [min, max], picked by its tie policy.")
@@ -192,9 +192,9 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
                        help="Queries in the order of the table above (largest spread first).")
     if texts is not None and qid in flat.index:
         record = texts.queries.set_index("qid").loc[qid]
-        drawing.markdown(f"**Query** — {hints.safe_text(record['text'])}")
+        drawing.markdown(f"**Query** — {notices.safe_text(record['text'])}")
         if record.get("instruction"):
-            drawing.caption(f"Instruction (prefixed in runs “with instruction”): {hints.safe_text(record['instruction'])}")
+            drawing.caption(f"Instruction (prefixed in runs “with instruction”): {notices.safe_text(record['instruction'])}")
     numbers = rows[rows["qid"] == qid].set_index("system").reindex(list(systems)).reset_index()
     numbers["tie_dependent"] = tie_dependent(numbers)
     columns = ["system", "oblivious", "expected", "min", "max", "tie_dependent", "tied_at_cutoff",
@@ -241,7 +241,7 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
                          "answers; a run keeps its top 100 and every document tied with the 100th: “Documents "
                          "ranked” above)")
         for docid in relevant["docid"]:
-            drawing.markdown(f"`{hints.safe_text(docid)}` — {hints.safe_text(documents.get(docid, ''))}")
+            drawing.markdown(f"`{notices.safe_text(docid)}` — {notices.safe_text(documents.get(docid, ''))}")
 
 
 def _rank_help(texts: TaskTexts | None, setting: str, qid: str) -> str:

@@ -1,12 +1,10 @@
-"""What a page says besides its numbers — the one module of the sentences the pages print (the Leaderboard
-table's own words are in ``ui/board.py``): a view's title and one-paragraph explanation, the line saying the
+"""What a page draws besides its numbers: a view's title and one-paragraph explanation, the line saying the
 view moved to another condition, the line naming the condition, the filter note, the sources line, the empty
-states (what is missing, why the view needs it, and the command that adds it), and what the pages say about a
-visitor's own run (``ui/upload.py``): the sidebar box, its line on a board, the line saying where it is ranked,
-the upload limits."""
+states (what is missing, why the view needs it, and the command that adds it), and what the pages show about a
+visitor's own run (``ui/upload.py``): the sidebar box and its line on a board. The sentences that are functions
+of facts alone (a board's notices, the run's condition and limits) are :mod:`ui.notices`'s."""
 from __future__ import annotations
 
-import html
 import logging
 import math
 import zlib
@@ -16,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
-from ui import data, drawing, sidebar, words
+from ui import data, drawing, notices, sidebar
 from ui.sidebar import BENCHMARK_LABELS, SETTING_LABELS, Need, View
 
 LOG = logging.getLogger("tiebreak.app")
@@ -37,17 +35,13 @@ def page_top(title: str, explanation: str, need: sidebar.Need | None = None) -> 
     return view
 
 
-SETTING_WORDS = {"mcr": "MCR", "full-pooled": "full (pooled)", "full": "full retrieval"}
-INSTRUCTION_WORDS = {None: "instructions as published", False: "without instruction", True: "with instruction"}
-
-
 def moved_line(view: View, title: str, need: Need) -> str:
     """The one line saying a view moved to another condition: 'Rank flips needs runs at two precisions:
     showing RAR-b · full (pooled candidates)'."""
     cond = view.cond
     parts = [BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark),
              SETTING_LABELS.get(cond.setting, cond.setting).lower() if cond.setting != "mcr" else "MCR"]
-    shown = {"metric": cond.metric, "instruction": INSTRUCTION_WORDS[cond.instruction],
+    shown = {"metric": cond.metric, "instruction": notices.INSTRUCTION_WORDS[cond.instruction],
              "precision": cond.precision, "tie_policy": f"ties: {cond.tie_policy}"}
     parts += [text for name, text in shown.items() if name in view.moved]
     return f"{title} needs {need.what}: showing {' · '.join(parts)}."
@@ -90,17 +84,8 @@ def sources_line(view: View, skip: Sequence[str] = ()) -> None:
     provenance = data.provenance(view.data)
     lines = provenance.describe(data.sources(view.data, cond, systems=view.systems))
     if lines:
-        drawing.caption("Sources: " + "; ".join(safe_text(line) for line in lines)
+        drawing.caption("Sources: " + "; ".join(notices.safe_text(line) for line in lines)
                         + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
-
-
-def safe_text(text: str) -> str:
-    """Text from data shown inside markdown: HTML-escaped (``&``, ``<``, ``>``; quotes stay: markdown shows an
-    entity whose ``#`` is escaped as the literal ``&#x27;``) and with markdown control characters neutralised."""
-    escaped = html.escape(str(text), quote=False)
-    for char in "*_`[]<>|#":
-        escaped = escaped.replace(char, "\\" + char)
-    return escaped
 
 
 def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
@@ -192,44 +177,13 @@ def ingest_hint(view: View, **overrides: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------- a visitor's run
-def limits_sentence(limits) -> str:
-    """What one upload may cost (``limits``: :data:`ui.upload.LIMITS`), said under the upload form."""
-    return (f"Limits: {limits.upload_mb} MB per file, {limits.files} files, {limits.rows:,} run rows "
-            f"(one run per browser session: a new upload replaces it), {limits.seconds} s of evaluation; "
-            f"{words.counted(limits.slots, 'evaluation')} {'runs' if limits.slots == 1 else 'run'} at once on "
-            "this server, others wait their turn.")
-
-
-def run_moved_line(cond, shown) -> str:
-    """One line when ``cond`` (where the visitor's run is ranked: :func:`ui.upload.board_condition`) is not the
-    sidebar's ``shown``: which fields differ, the sidebar's value beside each; '' when they agree."""
-    fields = (("setting", lambda v: SETTING_WORDS.get(v, v)), ("metric", str),
-              ("instruction", lambda v: INSTRUCTION_WORDS.get(v, v)), ("precision", str),
-              ("tie_policy", lambda v: f"ties {v}"), ("benchmark", str))
-    differ = [(say(getattr(cond, name)), say(getattr(shown, name))) for name, say in fields
-              if getattr(cond, name) != getattr(shown, name)]
-    if not differ:
-        return ""
-    return ("Ranked on your run's own board, not the sidebar's: "
-            + "; ".join(f"{mine} (the sidebar: {theirs})" for mine, theirs in differ)
-            + ". “Show in the Leaderboard” opens this board.")
-
-
-def run_condition_words(held) -> str:
-    """The condition a visitor's run (a :class:`ui.upload.Candidate`) was evaluated under, in words."""
-    req = held.request
-    setting = SETTING_WORDS.get(req.setting, req.setting)
-    return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
-            f"{req.precision}")
-
-
 def run_box(held, show_condition) -> None:
     """On every view, while the session holds a run (``held``, None for none): its name and condition, and a
     button that moves the sidebar there (``show_condition(held)``); the frame draws it."""
     if held is None:
         return
     box = st.sidebar.container(border=True)
-    box.markdown(f":material/person: **{safe_text(held.system)}**  \n{safe_text(run_condition_words(held))}")
+    box.markdown(f":material/person: **{notices.safe_text(held.system)}**  \n{notices.safe_text(notices.run_condition_words(held))}")
     box.button("Show its condition", key="tb_candidate_condition", icon=":material/my_location:", width="stretch",
                on_click=show_condition, args=(held,),
                help="Set the sidebar to the condition your run was evaluated under (it is one more system there).")
@@ -245,9 +199,9 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
     req = held.request
     same = (cond.benchmark, cond.setting, cond.precision) == (req.benchmark, req.setting, req.precision) \
         and cond.instruction in (None, req.instruction)
-    name = safe_text(req.name)
+    name = notices.safe_text(req.name)
     if not same:
-        drawing.info(f"Your run **{name}** was evaluated on {safe_text(run_condition_words(held))}: “Show its "
+        drawing.info(f"Your run **{name}** was evaluated on {notices.safe_text(notices.run_condition_words(held))}: “Show its "
                      "condition” in the sidebar shows it here.", icon=":material/person:")
         return
     agg = board.ranked_by
@@ -263,7 +217,7 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
         value = row.get(column)
         return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
-    where = safe_text(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
+    where = notices.safe_text(cond.metric + (f" · {notices.SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
     drawing.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of "
                     f"{len(board.ranked)} by {agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
                     f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "

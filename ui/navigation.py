@@ -112,7 +112,7 @@ def _glossary() -> None:
 def _finish(notices_box, drawn, page) -> None:
     """Write the view's state back to the URL; show the notices, the share link, the snapshot download and the
     skipped files."""
-    from ui import api, data, hints, recorder, sidebar, state, words
+    from ui import api, data, notices, recorder, sidebar, state, words
 
     params = state.end_run()
     messages = state.notices()
@@ -141,7 +141,7 @@ def _finish(notices_box, drawn, page) -> None:
             with listed:
                 for item in items:
                     name = Path(item.path).name.replace("`", "'")  # a backtick would end the code span
-                    listed.caption(f"`{name}`: {hints.safe_text(getattr(item, text))}")
+                    listed.caption(f"`{name}`: {notices.safe_text(getattr(item, text))}")
 
 
 def _page_url() -> str | None:

@@ -310,7 +310,7 @@ footer{margin-top:2rem;font-size:0.8rem;color:#64748b}
 def markdown_text(text: str) -> str:
     """A markdown body as escaped HTML text: ``**bold**``, `` `code` `` and line breaks kept, a link's words
     kept (not the link: it pointed into the live dashboard), ``:material/…:`` icons and backslash escapes
-    removed. Text from data arrives HTML-escaped and backslash-escaped (:func:`ui.hints.safe_text`) and is
+    removed. Text from data arrives HTML-escaped and backslash-escaped (:func:`ui.notices.safe_text`) and is
     shown as the page showed it, as text."""
     held: list[str] = []
 

@@ -168,7 +168,7 @@ def test_the_recorder_notes_what_a_script_draws_and_passes_it_through():
 
 
 def test_page_text_keeps_its_emphasis_and_shows_escaped_names_as_the_page_did():
-    from ui.hints import safe_text
+    from ui.notices import safe_text
 
     body = f"Top system: **{safe_text(HOSTILE + ' **x_y')}** · [Glossary](glossary#hps) :material/check: `docid-desc`\nnext"
     shown = snapshot.markdown_text(body)
