@@ -6,7 +6,6 @@ of facts alone (a board's notices, the run's condition and limits) are :mod:`ui.
 from __future__ import annotations
 
 import logging
-import math
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -199,35 +198,14 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
     req = held.request
     same = (cond.benchmark, cond.setting, cond.precision) == (req.benchmark, req.setting, req.precision) \
         and cond.instruction in (None, req.instruction)
-    name = notices.safe_text(req.name)
     if not same:
-        drawing.info(f"Your run **{name}** was evaluated on {notices.safe_text(notices.run_condition_words(held))}: “Show its "
-                     "condition” in the sidebar shows it here.", icon=":material/person:")
+        drawing.info(notices.run_elsewhere_line(req.name, notices.run_condition_words(held)), icon=":material/person:")
         return
-    agg = board.ranked_by
     mine = board.ranked[board.ranked["system"] == held.system]
     if mine.empty:
         unranked = board.incomplete[board.incomplete["system"] == held.system]
-        why = "it misses a task of this benchmark" if len(unranked) else "it has no result under this metric"
-        drawing.info(f"Your run **{name}** is not ranked here: {why}.", icon=":material/person:")
+        drawing.info(notices.run_not_ranked_line(req.name, misses_a_task=len(unranked) > 0), icon=":material/person:")
         return
-    row = mine.iloc[0]
-
-    def number(column):
-        value = row.get(column)
-        return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-    where = notices.safe_text(cond.metric + (f" · {notices.SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
-    drawing.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of "
-                    f"{len(board.ranked)} by {agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
-                    f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
-                    f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "
-                    f"{_rank_range(row, 'combined_')}.", icon=":material/person:")
-
-
-def _rank_range(row, prefix: str = "") -> str:
-    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
-    try:
-        return f"{int(lo)}–{int(hi)}" if int(lo) != int(hi) else f"{int(lo)}"
-    except (TypeError, ValueError):
-        return "not known"
+    where = cond.metric + (f" · {notices.SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else "")
+    drawing.success(notices.run_ranked_line(req.name, where, mine.iloc[0], len(board.ranked), board.ranked_by),
+                    icon=":material/person:")

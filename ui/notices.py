@@ -11,6 +11,7 @@ the upload limits) live here; the modules that draw them —
 from __future__ import annotations
 
 import html
+import math
 
 import pandas as pd
 
@@ -230,3 +231,39 @@ def run_condition_words(held) -> str:
     setting = SETTING_WORDS.get(req.setting, req.setting)
     return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
             f"{req.precision}")
+
+
+def run_elsewhere_line(name: str, condition_words: str) -> str:
+    """A visitor's run (``name``) seen from a board of another condition: where it was evaluated."""
+    return (f"Your run **{safe_text(name)}** was evaluated on {safe_text(condition_words)}: “Show its condition” "
+            "in the sidebar shows it here.")
+
+
+def run_not_ranked_line(name: str, *, misses_a_task: bool) -> str:
+    """A visitor's run on its board but not ranked: it misses a task, or has no result under the metric."""
+    why = "it misses a task of this benchmark" if misses_a_task else "it has no result under this metric"
+    return f"Your run **{safe_text(name)}** is not ranked here: {why}."
+
+
+def run_ranked_line(name: str, where: str, row, n_ranked: int, agg: str) -> str:
+    """A visitor's run ranked on a board (``row``: its row of :attr:`Leaderboard.ranked`; ``where``: the metric,
+    and the setting when it is not the sidebar's): shared rank of ``n_ranked`` by ``agg``, the aggregate with
+    its expected value, tie range and interval, and both rank ranges."""
+
+    def number(column):
+        value = row.get(column)
+        return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+    return (f"Your run **{safe_text(name)}** — {safe_text(where)}: shared rank over tasks "
+            f"**{int(row['shared_rank'])}** of {n_ranked} by {agg} = **{number(agg)}** (expected "
+            f"{number(agg + '_expected')}, tie range [{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap "
+            f"[{number(agg + '_lo')}, {number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over "
+            f"queries and ties {_rank_range(row, 'combined_')}.")
+
+
+def _rank_range(row, prefix: str = "") -> str:
+    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
+    try:
+        return f"{int(lo)}–{int(hi)}" if int(lo) != int(hi) else f"{int(lo)}"
+    except (TypeError, ValueError):
+        return "not known"
