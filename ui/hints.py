@@ -43,7 +43,7 @@ def moved_line(view: View, title: str, need: Need) -> str:
     shown = {"metric": cond.metric, "instruction": notices.INSTRUCTION_WORDS[cond.instruction],
              "precision": cond.precision, "tie_policy": f"ties: {cond.tie_policy}"}
     parts += [text for name, text in shown.items() if name in view.moved]
-    return f"{title} needs {need.what}: showing {' · '.join(parts)}."
+    return notices.view_moved_line(title, need.what, parts)
 
 
 def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None:
@@ -51,24 +51,21 @@ def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None
     sidebar filters systems, what they keep."""
     drawing.caption(describe_condition(view, skip) + note)
     if view.filter_summary:
-        drawing.caption(view.filter_summary + _with_results(view) + " Clear the filters in the sidebar to see every "
-                        "system.")
+        drawing.caption(notices.filter_note(view.filter_summary, _with_results(view), len(view.systems or ())))
 
 
-def _with_results(view: View) -> str:
-    """" N of them have results under this condition." when some filtered systems have none under it (the
-    filter counts the benchmark's systems: "16 systems" above a board of 15), else ''. An instruction state of
-    "as published" (None) matches either."""
+def _with_results(view: View) -> int | None:
+    """How many of the filtered systems have results under the condition (the filter counts the benchmark's
+    systems: "16 systems" above a board of 15); None without a filter. An instruction state of "as published"
+    (None) matches either."""
     if view.systems is None or view.data is None:
-        return ""
+        return None
     rows = data.coverage(view.data)
     for name in ("benchmark", "setting", "metric", "instruction", "precision", "tie_policy"):
         wanted = getattr(view.cond, name, None)
         if wanted is not None and name in rows:
             rows = rows[rows[name].eq(wanted).fillna(False).astype(bool)]  # an unknown instruction (NA): no
-    with_results = len(set(view.systems) & set(rows["system"]))
-    return (f" {with_results} of them {'has' if with_results == 1 else 'have'} results under this condition."
-            if with_results < len(view.systems) else "")
+    return len(set(view.systems) & set(rows["system"]))
 
 
 def sources_line(view: View, skip: Sequence[str] = ()) -> None:
@@ -83,8 +80,7 @@ def sources_line(view: View, skip: Sequence[str] = ()) -> None:
     provenance = data.provenance(view.data)
     lines = provenance.describe(data.sources(view.data, cond, systems=view.systems))
     if lines:
-        drawing.caption("Sources: " + "; ".join(notices.safe_text(line) for line in lines)
-                        + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
+        drawing.caption(notices.sources_line(lines, provenance.snapshot))
 
 
 def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
@@ -112,15 +108,13 @@ def has_results_to_show(view: View) -> bool:
     every system: the guard every view starts with."""
     if view.data is None:
         LOG.error("the data folder %s does not exist", view.data_dir)  # the path for the operator, not visitors
-        drawing.error(f"The data folder `{view.data_dir.name}` does not exist. Start the app with "
-                      "`streamlit run app.py -- --data DIR` (or `TIEBREAK_DATA=DIR`) pointing at a folder of "
-                      "result parquet files.")
+        drawing.error(notices.no_data_folder(view.data_dir.name))
         return False
     if not view.has_data:
         explain_no_data(view.data_dir)
         return False
     if view.systems is not None and len(view.systems) == 0:
-        drawing.warning("No system matches the filters in the sidebar. Loosen them to see results.")
+        drawing.warning(notices.NO_SYSTEM_MATCHES)
         return False
     return True
 
@@ -129,15 +123,13 @@ def explain_no_data(data_dir: Path) -> None:
     """The empty state of a data folder without results (its path stays on the server: a hosted dashboard's
     visitors are not told the server's file system)."""
     with _empty_state("no results"):
-        drawing.info("There are no results in the data folder yet, so there is nothing to rank.")
-        drawing.markdown("Add results and reload this page, for example (`DATA_DIR` = the folder the dashboard "
-                         "was started on):")
+        drawing.info(notices.NO_RESULTS_YET)
+        drawing.markdown(notices.ADD_RESULTS)
         st.code(f"{FETCH_COMMAND}   # the upstream sources, into sources/\n"
                 f"python -m evalcore import-mteb sources/{MTEB_RESULTS} --out DATA_DIR/published"
                 "   # published MTEB scores\n"
                 + ingest_command("rar-b", data_dir=data_dir) + "   # your own run, per query", language="bash")
-        drawing.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
-                        "(or set `TIEBREAK_DATA=DIR`).")
+        drawing.caption(notices.ANOTHER_FOLDER)
 
 
 EMPTY_STATE_KEY = "empty-state"
@@ -182,7 +174,7 @@ def run_box(held, show_condition) -> None:
     if held is None:
         return
     box = st.sidebar.container(border=True)
-    box.markdown(f":material/person: **{notices.safe_text(held.system)}**  \n{notices.safe_text(notices.run_condition_words(held))}")
+    box.markdown(notices.run_box_text(held.system, notices.run_condition_words(held)))
     box.button("Show its condition", key="tb_candidate_condition", icon=":material/my_location:", width="stretch",
                on_click=show_condition, args=(held,),
                help="Set the sidebar to the condition your run was evaluated under (it is one more system there).")

@@ -34,6 +34,41 @@ SETTING_WORDS = {"mcr": "MCR", "full-pooled": "full (pooled)", "full": "full ret
 INSTRUCTION_WORDS = {None: "instructions as published", False: "without instruction", True: "with instruction"}
 
 
+# -------------------------------------------------------------------------------------------- a view's frame
+NO_SYSTEM_MATCHES = "No system matches the filters in the sidebar. Loosen them to see results."
+NO_RESULTS_YET = "There are no results in the data folder yet, so there is nothing to rank."
+ADD_RESULTS = "Add results and reload this page, for example (`DATA_DIR` = the folder the dashboard was started on):"
+ANOTHER_FOLDER = ("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` (or set "
+                  "`TIEBREAK_DATA=DIR`).")
+
+
+def no_data_folder(name: str) -> str:
+    """The data folder (its ``name`` only: the server's path is not shown) does not exist."""
+    return (f"The data folder `{name}` does not exist. Start the app with `streamlit run app.py -- --data DIR` "
+            "(or `TIEBREAK_DATA=DIR`) pointing at a folder of result parquet files.")
+
+
+def view_moved_line(title: str, needs: str, shown: list[str]) -> str:
+    """A view moved to another condition: 'Rank flips needs runs at two precisions: showing RAR-b · full
+    (pooled candidates)' (``shown``: the condition's words that changed, benchmark and setting first)."""
+    return f"{title} needs {needs}: showing {' · '.join(shown)}."
+
+
+def filter_note(summary: str, with_results: int | None, n_filtered: int) -> str:
+    """Under the condition line when the sidebar filters systems: what the filter keeps (``summary``), how many
+    of the ``n_filtered`` systems have results under the condition when not all do, and how to see every one."""
+    some = (f" {with_results} of them {'has' if with_results == 1 else 'have'} results under this condition."
+            if with_results is not None and with_results < n_filtered else "")
+    return summary + some + " Clear the filters in the sidebar to see every system."
+
+
+def sources_line(lines: list[str], snapshot: str | None) -> str:
+    """Where a view's numbers come from: each source's line (repository @ commit, what wrote it and when) and
+    the data snapshot's date."""
+    return ("Sources: " + "; ".join(safe_text(line) for line in lines)
+            + (f". Data snapshot {snapshot}." if snapshot else "."))
+
+
 # -------------------------------------------------------------------------------------------- the sidebar
 NO_RESULTS_IN_SIDEBAR = "No results found in the data folder. See the page for how to add some."
 
@@ -76,9 +111,10 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
 
 
 def lifted_line(lifted: pd.DataFrame, agg: str, limit: int = 4) -> str | None:
-    """The notice naming the systems that ties alone lift past others (``lifted``: :func:`ui.board.lifted_by_ties`, ranked by ``agg``): their shared
-    rank is high because a tie policy in their favour could put them there, and the Rank range says how far
-    they may fall. None when ties carry no system past another."""
+    """The notice naming the systems that ties alone lift past others (``lifted``:
+    :func:`ui.board.lifted_by_ties`, ranked by ``agg``): their shared rank is high because a tie policy in their
+    favour could put them there, and the Rank range says how far they may fall. None when ties carry no system
+    past another."""
     if lifted.empty:
         return None
     shown = words.shown_count(len(lifted), limit)
@@ -231,6 +267,11 @@ def run_condition_words(held) -> str:
     setting = SETTING_WORDS.get(req.setting, req.setting)
     return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
             f"{req.precision}")
+
+
+def run_box_text(system: str, condition_words: str) -> str:
+    """The sidebar box of a visitor's run: its name and the condition it was evaluated under."""
+    return f":material/person: **{safe_text(system)}**  \n{safe_text(condition_words)}"
 
 
 def run_elsewhere_line(name: str, condition_words: str) -> str:
