@@ -1,11 +1,11 @@
-"""The sentences the pages print about what they show, as small functions of facts: the facts in (numbers,
-names, evalcore's answers), one sentence or line out, and nothing drawn. Every visitor-facing notice of the
+"""The sentences the dashboard's shared parts print, as constants or small functions of facts: the facts in
+(numbers, names, evalcore's answers), one sentence or line out, nothing drawn. A view's frame (the line saying
+it moved to another condition, the filter note, the sources line, the empty states), every notice of the
 Leaderboard (policy swaps, systems lifted by ties, one model under several names, chance, precision kinds,
-separability, common tasks, the data's gaps), the words for the resampling, the sidebar's notes (a choice not
-offered here, the size bounds) and the sentences about a visitor's run (its condition, where it is ranked,
-the upload limits) live here; the modules that draw them —
-``ui/hints.py`` (page top, condition and sources lines, empty states, the run's box and board line),
-``ui/board.py`` (the Leaderboard's table), the pages — call these. Text from data is escaped with
+separability, common tasks, the data's gaps) and the words for its resampling, the sidebar's notes (a choice
+not offered here, size bounds in the wrong order), and a visitor's run (its box, its condition, its line on a
+board, the upload limits) live here; the modules that draw them — ``ui/hints.py``, ``ui/sidebar.py``, the
+pages — call these. A page's own explanation stays in the page. Text from data is escaped with
 :func:`safe_text` wherever it enters markdown. Tests check the facts a sentence names, not its wording.
 """
 from __future__ import annotations
