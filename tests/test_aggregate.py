@@ -319,3 +319,8 @@ def test_order_swaps_lists_each_pair_the_policy_and_the_expected_values_order_ap
     assert swaps[["value_1", "value_2", "expected_1", "expected_2"]].to_numpy().tolist() == [
         [0.9, 0.8, 0.1, 0.2], [0.9, 0.7, 0.1, 0.3], [0.8, 0.7, 0.2, 0.3]]
 
+
+
+def test_a_task_named_like_a_summary_column_or_another_task_gets_task_appended():
+    assert aggregate.task_column_labels(["PIQA", "G", "G (task)", "rank"]) == [
+        "PIQA", "G (task)", "G (task) (task)", "rank (task)"]
