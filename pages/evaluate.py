@@ -64,13 +64,13 @@ def render() -> None:
     if held is not None:
         drawing.subheader("3 · Where it lands")
         _result(view, held)
-    st.subheader(("4 · " if held is not None else "") + "Compare with a reported number")
-    st.caption(COMPARE_INTRO)
+    drawing.subheader(("4 · " if held is not None else "") + "Compare with a reported number")
+    drawing.caption(COMPARE_INTRO)
     if held is not None:
         _compare(view, held)
     else:
-        st.caption("Upload a run above to compare it with numbers you type or with a system on the board — or "
-                   "open the worked example, which needs no upload.")
+        drawing.caption("Upload a run above to compare it with numbers you type or with a system on the board — or "
+                        "open the worked example, which needs no upload.")
     _example(view)
     if evaluated is not None:  # said once the result is drawn: the time is the whole wait
         slot, said = evaluated
@@ -236,9 +236,9 @@ def _compare(view, held: upload.Candidate) -> None:
         numbers = data.system_numbers(view.data, system, cond) if system != "(none)" else ()
         verdicts = data.explain_rows(held.rows, typed, metric, numbers)
     except ValueError as exc:  # evalcore's InputError: one line
-        st.error(f"Not compared — {hints.safe_text(str(exc))}", icon=":material/error:")
+        drawing.error(f"Not compared — {notices.safe_text(str(exc))}", icon=":material/error:")
         return
-    st.caption(f"Tie policies named: those your run was evaluated under ({', '.join(held.tie_policies)}).")
+    drawing.caption(f"Tie policies named: those your run was evaluated under ({', '.join(held.tie_policies)}).")
     _verdicts(verdicts, "ev_cmp_table")
 
 
@@ -251,14 +251,14 @@ def _example(view) -> None:
         return
     example = data.explain_example(view.data)
     if example is None:
-        st.info("This data folder ships no raw run with its system's numbers at bf16 to compare with.")
+        drawing.info("This data folder ships no raw run with its system's numbers at bf16 to compare with.")
         return
-    st.markdown(f"**Worked example.** The shipped FP32 runs of `{hints.safe_text(example.system)}` "
-                f"({', '.join(hints.safe_text(r) for r in example.runs)}) against the same system's shipped "
-                f"{example.metric} at **bf16** (its real bf16 inference) and at fp32, as if they were numbers "
-                "reported in a paper. The fp32 number is reproduced; the bf16 one is not always explained by the "
-                "fp32 run's ties, but rounding the run's scores to bf16 reaches it. The same from a terminal: "
-                "`python -m evalcore explain --run RUN --qrels QRELS --reported VALUE --precision`.")
+    drawing.markdown(f"**Worked example.** The shipped FP32 runs of `{notices.safe_text(example.system)}` "
+                     f"({', '.join(notices.safe_text(r) for r in example.runs)}) against the same system's shipped "
+                     f"{example.metric} at **bf16** (its real bf16 inference) and at fp32, as if they were numbers "
+                     "reported in a paper. The fp32 number is reproduced; the bf16 one is not always explained by the "
+                     "fp32 run's ties, but rounding the run's scores to bf16 reaches it. The same from a terminal: "
+                     "`python -m evalcore explain --run RUN --qrels QRELS --reported VALUE --precision`.")
     _verdicts(example.verdicts, "ev_example_table")
 
 
@@ -273,10 +273,10 @@ def _verdicts(verdicts, key: str) -> None:
               "line": st.column_config.TextColumn("Why", width="large"),
               **{p: number(p, help=tip("tie-policy")) for p in policies}}
     order = ["task", "metric", "reported", "reported_by", "verdict", "expected", "min", "max", *policies, "line"]
-    st.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, column_order=order, key=key)
+    drawing.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, column_order=order, key=key)
     unexplained = int((~verdicts["explained"]).sum())
-    st.caption(f"{len(verdicts) - unexplained} of {len(verdicts)} reported numbers explained by ties"
-               + (f"; {unexplained} not (another precision, prompt, corpus?)." if unexplained else "."))
+    drawing.caption(f"{len(verdicts) - unexplained} of {len(verdicts)} reported numbers explained by ties"
+                    + (f"; {unexplained} not (another precision, prompt, corpus?)." if unexplained else "."))
 
 
 def _per_query_columns() -> dict:
