@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from evalcore.aggregate import holm_adjusted
-from ui import charts, data, drilldown, glossary, hints, sidebar, state, tables
+from ui import charts, data, drawing, drilldown, glossary, hints, notices, sidebar, state, tables
 
 TITLE = "Compare"
 MAX_SYSTEMS = 4
@@ -48,28 +48,28 @@ def render() -> None:
                                help="Your choice is kept when you change the condition: systems without results "
                                     "under it are left out until they have some again.")
     if len(chosen) < 2:
-        st.info(f"Pick at least two systems to compare: {len(chosen) or 'none'} is chosen.")
+        drawing.info(f"Pick at least two systems to compare: {len(chosen) or 'none'} is chosen.")
         return
     g_of = dict(zip(board.ranked["system"], board.ranked["G"]))
     for col, name in zip(st.columns(len(chosen)), chosen):
-        col.metric(f"G (oblivious) · {name}", f"{g_of[name]:.4f}" if name in g_of else "not ranked",
-                   help=("G of the oblivious task scores under the sidebar's tie policy, as the Leaderboard ranks; "
+        drawing.into(col).metric(f"G (oblivious) · {name}", f"{g_of[name]:.4f}" if name in g_of else "not ranked",
+                                 help=("G of the oblivious task scores under the sidebar's tie policy, as the Leaderboard ranks; "
                          "the bars and the table below show tie-aware expected values where per-query results "
                          "exist." if name in g_of else "Missing at least one task, see the Leaderboard page."))
     expected = board.ranked.set_index("system")["G_expected"] if "G_expected" in board.ranked else None
     known = [name for name in chosen if expected is not None and name in expected and pd.notna(expected[name])]
     differ = any(f"{expected[name]:.4f}" != f"{g_of[name]:.4f}" for name in known)
     if differ:  # the headline is oblivious, the bars and the table below are expected values: both said here
-        st.caption("Tie-aware expected G (the bars and the table below): "
-                   + "; ".join(f"{hints.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
+        drawing.caption("Tie-aware expected G (the bars and the table below): "
+                        + "; ".join(f"{notices.safe_text(name)} {expected[name]:.4f}" for name in known) + ".")
     per_task = data.per_task(view.data, chosen, view.cond)
     _per_task(per_task, chosen, key=None if view.data.overlay else ("compare", view.data, view.cond, tuple(chosen)))
     tasks_with_queries = sorted(per_task.loc[per_task["has_query_data"], "task"].unique().tolist())
     st.divider()
-    st.subheader("Per query")
+    drawing.subheader("Per query")
     if not tasks_with_queries:
-        st.markdown("These systems have task-level scores only under this condition (published results carry no "
-                    "per-query values), so there is no per-query comparison here.")
+        drawing.markdown("These systems have task-level scores only under this condition (published results carry no "
+                         "per-query values), so there is no per-query comparison here.")
         _offer_per_query_condition(view)
         return
     left, mid, right = st.columns([2, 2, 1.4])
@@ -82,8 +82,8 @@ def render() -> None:
                            help="Only the queries where the systems' values differ.")
     rows = data.query_diff(view.data, chosen, view.cond, task, value=value)
     if rows.empty:
-        st.markdown(f"No query of {hints.safe_text(task)} has per-query results for all of "
-                    f"{', '.join(hints.safe_text(s) for s in chosen)}.")
+        drawing.markdown(f"No query of {notices.safe_text(task)} has per-query results for all of "
+                         f"{', '.join(notices.safe_text(s) for s in chosen)}.")
         return
     texts = data.task_texts(view.data, view.cond.benchmark, task)
     table = drilldown.query_table(rows, chosen, texts, value, diff_only, task)
@@ -112,13 +112,13 @@ def _per_task(per_task, chosen: list[str], key) -> None:
     shown = shown.assign(above=shown["max"] - shown["score"], below=shown["score"] - shown["min"])
     charts.draw_remembered(key, lambda: _per_task_figure(shown, chosen))
     tie_aware = bool(shown["has_query_data"].any())
-    st.caption(("Bars: the tie-aware **expected** score where per-query results exist, with its tie range "
+    drawing.caption(("Bars: the tie-aware **expected** score where per-query results exist, with its tie range "
                 "[min, max] (orange); " if tie_aware else "Bars: ")
-               + "the published score where only task-level scores exist (`value` in the hover is the oblivious "
-               "score under the sidebar's tie policy).")
+                    + "the published score where only task-level scores exist (`value` in the hover is the oblivious "
+                    "score under the sidebar's tie policy).")
     wide = shown.pivot(index="task", columns="system", values="score").reindex(columns=chosen).reset_index()
-    st.dataframe(wide, hide_index=True, width="stretch",
-                 column_config={"task": "Task", **{s: tables.number(_score_label(s, shown)) for s in chosen}})
+    drawing.dataframe(wide, hide_index=True, width="stretch",
+                      column_config={"task": "Task", **{s: tables.number(_score_label(s, shown)) for s in chosen}})
 
 
 def _score_label(system: str, shown) -> str:
@@ -151,11 +151,11 @@ def _per_task_figure(shown, chosen: list[str]) -> go.Figure:
 
 
 def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) -> None:
-    st.subheader("Paired randomization test")
-    st.markdown(f"For each pair, on the queries of **{hints.safe_text(task)}** both systems answered: the mean "
-                f"difference of their **{VALUES[value]}** per-query values and a two-sided sign-flip p-value "
-                "(10,000 resamples). A small p-value means the gap is unlikely to be query-sampling noise."
-                + (" Expected values do not depend on how ties were broken, so a tie-prone system is not "
+    drawing.subheader("Paired randomization test")
+    drawing.markdown(f"For each pair, on the queries of **{notices.safe_text(task)}** both systems answered: the mean "
+                     f"difference of their **{VALUES[value]}** per-query values and a two-sided sign-flip p-value "
+                     "(10,000 resamples). A small p-value means the gap is unlikely to be query-sampling noise."
+                     + (" Expected values do not depend on how ties were broken, so a tie-prone system is not "
                    "helped or hurt by the tie policy here." if value == "expected" else
                    " Oblivious values carry the tie policy's luck: a tie-prone system's differences are partly "
                    "tie-breaking."))
@@ -175,15 +175,15 @@ def _paired_tests(view: sidebar.View, chosen: list[str], task: str, value: str) 
         for row, p_holm in zip(results, adjusted):
             row["p_holm"] = None if np.isnan(p_holm) else float(p_holm)
         holm = {"p_holm": tables.number("Holm-adjusted p", help=HOLM_HELP)}
-    st.dataframe(results, hide_index=True, width="stretch", column_order=[
+    drawing.dataframe(results, hide_index=True, width="stretch", column_order=[
         "system_a", "system_b", "mean_diff", "p_value", *holm, "n_queries", "note"], column_config={
         "system_a": "System A", "system_b": "System B",
         "mean_diff": st.column_config.NumberColumn(f"Mean A − B ({value})", format="%+.4f"),
         "p_value": tables.number("p-value"), **holm, "n_queries": tables.number("Paired queries", 0),
         "note": "Note"})
     if holm:
-        st.caption(f"Holm-adjusted p: each p corrected for testing {tested} pairs at once (Holm–Bonferroni), so the "
-                   "chance that any pair below 0.05 is a false “different” is at most 5%.")
+        drawing.caption(f"Holm-adjusted p: each p corrected for testing {tested} pairs at once (Holm–Bonferroni), so the "
+                        "chance that any pair below 0.05 is a false “different” is at most 5%.")
 
 
 render()

@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, glossary, hints, sidebar, state, tables, upload, words
+from ui import data, drawing, glossary, hints, notices, sidebar, state, tables, upload, words
 from ui.navigation import PAGES_DIR
 
 TITLE = "Evaluate your run"
@@ -41,10 +41,10 @@ def render() -> None:
     _limits()
     benchmarks = _benchmarks_with_tasks(view.data_dir)
     if not benchmarks:
-        st.info("This data folder ships no task inputs (`tasks/<benchmark>/`, written by "
-                "`scripts/make_task_texts.py`), so there is nothing to score here.")
+        drawing.info("This data folder ships no task inputs (`tasks/<benchmark>/`, written by "
+                     "`scripts/make_task_texts.py`), so there is nothing to score here.")
         return
-    st.subheader("1 · Get the inputs")
+    drawing.subheader("1 · Get the inputs")
     left, right = st.columns([1, 2])
     benchmark = left.selectbox("Benchmark", benchmarks, key="ev_bench", format_func=_benchmark_name)
     settings = list(SETTINGS)
@@ -54,38 +54,38 @@ def render() -> None:
                           help="MCR: rank each query's own few candidates. Full (pooled): rank the task's whole "
                                "pool of documents for every query.")
     if view.cond.setting not in settings:  # the sidebar's Full retrieval: a whole corpus, not shipped as inputs
-        st.caption(f"The sidebar's setting, {sidebar.SETTING_LABELS.get(view.cond.setting, view.cond.setting)}, is "
-                   "not offered here: a run is scored over the inputs shipped for a task — each query's own "
-                   "candidates (MCR) or the task's pooled candidates.")
+        drawing.caption(f"The sidebar's setting, {sidebar.SETTING_LABELS.get(view.cond.setting, view.cond.setting)}, is "
+                        "not offered here: a run is scored over the inputs shipped for a task — each query's own "
+                        "candidates (MCR) or the task's pooled candidates.")
     _inputs_download(view.data_dir, benchmark, setting)
-    st.subheader("2 · Upload your run")
+    drawing.subheader("2 · Upload your run")
     evaluated = _upload_form(view, benchmark, setting, started)
     held = upload.candidate()
     if held is not None:
-        st.subheader("3 · Where it lands")
+        drawing.subheader("3 · Where it lands")
         _result(view, held)
-    st.subheader(("4 · " if held is not None else "") + "Compare with a reported number")
-    st.caption(COMPARE_INTRO)
+    drawing.subheader(("4 · " if held is not None else "") + "Compare with a reported number")
+    drawing.caption(COMPARE_INTRO)
     if held is not None:
         _compare(view, held)
     else:
-        st.caption("Upload a run above to compare it with numbers you type or with a system on the board — or "
-                   "open the worked example, which needs no upload.")
+        drawing.caption("Upload a run above to compare it with numbers you type or with a system on the board — or "
+                        "open the worked example, which needs no upload.")
     _example(view)
     if evaluated is not None:  # said once the result is drawn: the time is the whole wait
         slot, said = evaluated
-        slot.success(_evaluated_text(said, time.perf_counter() - said["clicked"]), icon=":material/check_circle:")
+        drawing.into(slot).success(_evaluated_text(said, time.perf_counter() - said["clicked"]), icon=":material/check_circle:")
 
 
 def _limits() -> None:
     """What an upload may cost on this server, said before anything is uploaded."""
     limits = upload.LIMITS
     cols = st.columns(4)
-    cols[0].metric("Per file", f"{limits.upload_mb} MB", help="Streamlit's server.maxUploadSize on this server.")
-    cols[1].metric("Run rows", f"{limits.rows:,}", help="All files of one upload together. A browser session "
+    drawing.into(cols[0]).metric("Per file", f"{limits.upload_mb} MB", help="Streamlit's server.maxUploadSize on this server.")
+    drawing.into(cols[1]).metric("Run rows", f"{limits.rows:,}", help="All files of one upload together. A browser session "
                                                         "holds one run: a new upload replaces it.")
-    cols[2].metric("Evaluation time", f"{limits.seconds} s", help="An evaluation that takes longer is stopped.")
-    cols[3].metric("Evaluations at once", f"{limits.slots}", help="On this server; others wait their turn (at "
+    drawing.into(cols[2]).metric("Evaluation time", f"{limits.seconds} s", help="An evaluation that takes longer is stopped.")
+    drawing.into(cols[3]).metric("Evaluations at once", f"{limits.slots}", help="On this server; others wait their turn (at "
                                                                    f"most {limits.queue_seconds} s).")
 
 
@@ -117,9 +117,9 @@ def _inputs_download(data_dir: Path, benchmark: str, setting: str) -> None:
         key="ev_inputs")
     what = ("`qid`, `docid`, `text`: each query's own candidates" if setting == "mcr"
             else "`docid`, `text`: the task's pool, which every query ranks")
-    st.caption(f"Per task, `<task>/queries.jsonl` (`qid`, `text`, `instruction`) and `<task>/candidates.jsonl` "
-               f"({what}) — the same files as `python -m evalcore tasks export --benchmark {benchmark} "
-               f"--setting {setting} --out DIR`, with exactly the ids of the shipped results.")
+    drawing.caption(f"Per task, `<task>/queries.jsonl` (`qid`, `text`, `instruction`) and `<task>/candidates.jsonl` "
+                    f"({what}) — the same files as `python -m evalcore tasks export --benchmark {benchmark} "
+                    f"--setting {setting} --out DIR`, with exactly the ids of the shipped results.")
 
 
 def _upload_form(view, benchmark: str, setting: str, started: float):
@@ -141,7 +141,7 @@ def _upload_form(view, benchmark: str, setting: str, started: float):
             accept_multiple_files=True, key=f"ev_files_{st.session_state.get(UPLOADS_DRAWN, 0)}",
             help="TREC (qid Q0 docid rank score tag), TSV/CSV/JSON lines with qid, docid, score, or parquet; "
                  ".gz too. One file per task named by the task, or one file with a task column.")
-        st.caption(hints.limits_sentence(limits) + " Bad files are refused with the file and line; nothing is written.")
+        drawing.caption(notices.limits_sentence(limits) + " Bad files are refused with the file and line; nothing is written.")
         submitted = st.form_submit_button("Evaluate", type="primary", icon=":material/play_arrow:")
     said = st.session_state.pop(EVALUATED, None)
     evaluated = (st.empty(), said) if said else None
@@ -154,7 +154,7 @@ def _upload_form(view, benchmark: str, setting: str, started: float):
         with st.spinner(_wait_text()):
             held = upload.evaluate(request, uploads, view.data_dir, data.folder_store(view.data))
     except upload.UploadError as exc:
-        st.error(f"Not evaluated — {hints.safe_text(str(exc))}", icon=":material/error:")
+        drawing.error(f"Not evaluated — {notices.safe_text(str(exc))}", icon=":material/error:")
         return None
     # a new file widget next run: Streamlit then drops the uploaded bytes (the rows are what the session keeps)
     st.session_state[UPLOADS_DRAWN] = st.session_state.get(UPLOADS_DRAWN, 0) + 1
@@ -171,7 +171,7 @@ def _evaluated_text(said: dict, seconds: float) -> str:
     if said["queued"] >= 0.05:
         parts.insert(0, f"{said['queued']:.1f} s waiting for a free evaluation slot")
     parts.append(f"{max(seconds - said['scored'], 0.0):.1f} s ranking it and drawing this page")
-    return (f"Evaluated **{hints.safe_text(said['system'])}**: {said['run_rows']:,} run rows, "
+    return (f"Evaluated **{notices.safe_text(said['system'])}**: {said['run_rows']:,} run rows, "
             f"{said['values']:,} per-query values, in {seconds:.1f} s on the server from your click to this "
             f"result ({', '.join(parts)}).")
 
@@ -187,14 +187,14 @@ def _result(view, held: upload.Candidate) -> None:
     req = held.request
     cond = upload.board_condition(held, view.cond)  # the sidebar's metric and tie policy where they apply
     board = data.leaderboard(data.snapshot(view.data_dir), cond)  # a snapshot taken now holds the new run
-    st.markdown(f"**{hints.safe_text(held.system)}** — {_benchmark_name(req.benchmark)}, {SETTINGS[req.setting]}, "
-                f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
-                + ", ".join(f"`{hints.safe_text(Path(f).name)}`" for f in held.files[:10])
-                + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
+    drawing.markdown(f"**{notices.safe_text(held.system)}** — {_benchmark_name(req.benchmark)}, {SETTINGS[req.setting]}, "
+                     f"{'with' if req.instruction else 'without'} instruction, {req.precision}; files: "
+                     + ", ".join(f"`{notices.safe_text(Path(f).name)}`" for f in held.files[:10])
+                     + (f" and {len(held.files) - 10} more" if len(held.files) > 10 else ""))
     hints.board_line(board, cond, held, name_setting=cond.setting != view.cond.setting)
-    moved = hints.run_moved_line(cond, view.cond)
+    moved = notices.run_moved_line(cond, view.cond)
     if moved:
-        st.caption(":material/alt_route: " + hints.safe_text(moved))
+        drawing.caption(":material/alt_route: " + notices.safe_text(moved))
     left, mid, right, far = st.columns(4)
     if left.button("Show in the Leaderboard", icon=":material/leaderboard:", key="ev_go_board"):
         _go("leaderboard.py", held, cond)
@@ -208,11 +208,11 @@ def _result(view, held: upload.Candidate) -> None:
         upload.forget()
         st.rerun()
     frame = held.frame()
-    st.dataframe(frame.drop(columns=["system", "benchmark", "source"]).head(1000), hide_index=True,
-                 width="stretch", height=300, column_config=_per_query_columns())
-    st.caption(f"The first {min(len(frame), 1000):,} of {len(frame):,} per-query rows (one per task × query × "
-               "metric × tie policy). The download holds them all, in the data contract's `query_metrics` "
-               "columns: share it, or ingest it elsewhere.")
+    drawing.dataframe(frame.drop(columns=["system", "benchmark", "source"]).head(1000), hide_index=True,
+                      width="stretch", height=300, column_config=_per_query_columns())
+    drawing.caption(f"The first {min(len(frame), 1000):,} of {len(frame):,} per-query rows (one per task × query × "
+                    "metric × tie policy). The download holds them all, in the data contract's `query_metrics` "
+                    "columns: share it, or ingest it elsewhere.")
     st.download_button("Per-query results (parquet)", held.parquet_bytes, icon=":material/download:",
                         file_name=f"{upload.file_stem(held)}.parquet", mime="application/vnd.apache.parquet",
                         key="ev_rows")
@@ -236,9 +236,9 @@ def _compare(view, held: upload.Candidate) -> None:
         numbers = data.system_numbers(view.data, system, cond) if system != "(none)" else ()
         verdicts = data.explain_rows(held.rows, typed, metric, numbers)
     except ValueError as exc:  # evalcore's InputError: one line
-        st.error(f"Not compared — {hints.safe_text(str(exc))}", icon=":material/error:")
+        drawing.error(f"Not compared — {notices.safe_text(str(exc))}", icon=":material/error:")
         return
-    st.caption(f"Tie policies named: those your run was evaluated under ({', '.join(held.tie_policies)}).")
+    drawing.caption(f"Tie policies named: those your run was evaluated under ({', '.join(held.tie_policies)}).")
     _verdicts(verdicts, "ev_cmp_table")
 
 
@@ -251,14 +251,14 @@ def _example(view) -> None:
         return
     example = data.explain_example(view.data)
     if example is None:
-        st.info("This data folder ships no raw run with its system's numbers at bf16 to compare with.")
+        drawing.info("This data folder ships no raw run with its system's numbers at bf16 to compare with.")
         return
-    st.markdown(f"**Worked example.** The shipped FP32 runs of `{hints.safe_text(example.system)}` "
-                f"({', '.join(hints.safe_text(r) for r in example.runs)}) against the same system's shipped "
-                f"{example.metric} at **bf16** (its real bf16 inference) and at fp32, as if they were numbers "
-                "reported in a paper. The fp32 number is reproduced; the bf16 one is not always explained by the "
-                "fp32 run's ties, but rounding the run's scores to bf16 reaches it. The same from a terminal: "
-                "`python -m evalcore explain --run RUN --qrels QRELS --reported VALUE --precision`.")
+    drawing.markdown(f"**Worked example.** The shipped FP32 runs of `{notices.safe_text(example.system)}` "
+                     f"({', '.join(notices.safe_text(r) for r in example.runs)}) against the same system's shipped "
+                     f"{example.metric} at **bf16** (its real bf16 inference) and at fp32, as if they were numbers "
+                     "reported in a paper. The fp32 number is reproduced; the bf16 one is not always explained by the "
+                     "fp32 run's ties, but rounding the run's scores to bf16 reaches it. The same from a terminal: "
+                     "`python -m evalcore explain --run RUN --qrels QRELS --reported VALUE --precision`.")
     _verdicts(example.verdicts, "ev_example_table")
 
 
@@ -273,10 +273,10 @@ def _verdicts(verdicts, key: str) -> None:
               "line": st.column_config.TextColumn("Why", width="large"),
               **{p: number(p, help=tip("tie-policy")) for p in policies}}
     order = ["task", "metric", "reported", "reported_by", "verdict", "expected", "min", "max", *policies, "line"]
-    st.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, column_order=order, key=key)
+    drawing.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, column_order=order, key=key)
     unexplained = int((~verdicts["explained"]).sum())
-    st.caption(f"{len(verdicts) - unexplained} of {len(verdicts)} reported numbers explained by ties"
-               + (f"; {unexplained} not (another precision, prompt, corpus?)." if unexplained else "."))
+    drawing.caption(f"{len(verdicts) - unexplained} of {len(verdicts)} reported numbers explained by ties"
+                    + (f"; {unexplained} not (another precision, prompt, corpus?)." if unexplained else "."))
 
 
 def _per_query_columns() -> dict:
@@ -303,19 +303,19 @@ def _go(page: str, held: upload.Candidate, cond: Condition, **extra) -> None:
 
 def _keep_it(view, held: upload.Candidate) -> None:
     if not upload.ingest_allowed():
-        st.caption(":material/lock: This server keeps uploads for your session only. Its operator can allow "
-                   "adding them to the shared leaderboard (`TIEBREAK_ALLOW_INGEST=1`, see the README).")
+        drawing.caption(":material/lock: This server keeps uploads for your session only. Its operator can allow "
+                        "adding them to the shared leaderboard (`TIEBREAK_ALLOW_INGEST=1`, see the README).")
         return
-    st.markdown("**Keep it.** This server allows adding uploaded runs to its data folder: the run becomes an "
-                "ordinary system that every visitor sees and links can share.")
+    drawing.markdown("**Keep it.** This server allows adding uploaded runs to its data folder: the run becomes an "
+                     "ordinary system that every visitor sees and links can share.")
     if st.button("Add to the leaderboard", icon=":material/publish:", key="ev_ingest"):
         try:
             written = upload.ingest(held, view.data_dir)
         except upload.UploadError as exc:
-            st.error(f"Not added — {hints.safe_text(str(exc))}", icon=":material/error:")
+            drawing.error(f"Not added — {notices.safe_text(str(exc))}", icon=":material/error:")
             return
         upload.forget()
-        st.success(f"Added as `{hints.safe_text(written)}`; it appears in every view within a few seconds.")
+        drawing.success(f"Added as `{notices.safe_text(written)}`; it appears in every view within a few seconds.")
 
 
 render()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, hints, screen, sidebar, tables
+from ui import charts, data, drawing, hints, notices, screen, sidebar, tables
 
 TITLE = "Instructions"
 NEED = sidebar.Need("results with and without instruction for the same system",
@@ -33,17 +33,17 @@ def render() -> None:
     per_system = gap.per_system.sort_values("gap", ascending=False, kind="stable").reset_index(drop=True)
     agg = gap.aggregate  # G, or mean where the benchmark ranks by the mean
     cols = st.columns(3)
-    cols[0].metric("Systems with both", f"{len(per_system)}")
+    drawing.into(cols[0]).metric("Systems with both", f"{len(per_system)}")
     best, worst = per_system.iloc[0], per_system.iloc[-1]
     if best["gap"] > 0:
-        cols[1].metric("Helps most", f"{best['gap']:+.4f}", help=f"The largest with − without difference in {agg}.")
-        cols[1].caption(hints.safe_text(best["system"]))
+        drawing.into(cols[1]).metric("Helps most", f"{best['gap']:+.4f}", help=f"The largest with − without difference in {agg}.")
+        drawing.into(cols[1]).caption(notices.safe_text(best["system"]))
     else:
-        cols[1].metric("Helps most", "none", help=f"No system's {agg} is higher with the instruction.")
-    cols[2].metric("Hurts most", f"{worst['gap']:+.4f}", help=f"The smallest with − without difference in {agg}.")
-    cols[2].caption(hints.safe_text(worst["system"]))
+        drawing.into(cols[1]).metric("Helps most", "none", help=f"No system's {agg} is higher with the instruction.")
+    drawing.into(cols[2]).metric("Hurts most", f"{worst['gap']:+.4f}", help=f"The smallest with − without difference in {agg}.")
+    drawing.into(cols[2]).caption(notices.safe_text(worst["system"]))
 
-    st.subheader("Gap per system and task")
+    drawing.subheader("Gap per system and task")
     heat = gap.per_task.pivot(index="system", columns="task", values="gap")
     heat = heat.reindex(per_system["system"].tolist())
     span = charts.symmetric_span(gap.per_task["gap"])
@@ -68,7 +68,7 @@ def render() -> None:
 
     charts.draw_remembered(key and (*key, "heat"), heat_figure)
 
-    st.subheader(f"Gap in {agg}")
+    drawing.subheader(f"Gap in {agg}")
     g_span = charts.symmetric_span(per_system["gap"])
 
     def bar_figure():
@@ -82,7 +82,7 @@ def render() -> None:
             xaxis=dict(title=dict(text=f"{agg} with − {agg} without")), yaxis=dict(autorange="reversed", type="category")))
 
     charts.draw_remembered(key and (*key, "bars"), bar_figure)
-    st.dataframe(per_system, hide_index=True, width="stretch", column_config={
+    drawing.dataframe(per_system, hide_index=True, width="stretch", column_config={
         "system": "System", f"{agg}_a": tables.number(f"{agg} {gap.label_a}"),
         f"{agg}_b": tables.number(f"{agg} {gap.label_b}"),
         "gap": st.column_config.NumberColumn("Gap (with − without)", format="%+.4f"),

@@ -7,7 +7,8 @@ from functools import partial
 import streamlit as st
 
 from ui import board as boards
-from ui import charts, data, glossary, hints, navigation, screen, sidebar, state, tables, upload, words
+from ui import (charts, data, drawing, glossary, hints, navigation, notices, screen, sidebar, state, tables, upload,
+                words)
 
 INTRO = (
     "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, **R2MED by the "
@@ -42,7 +43,7 @@ def render() -> None:
                              aggregate=boards.aggregate_for(order, cond.benchmark), bootstrap=resamples, seed=seed,
                              level=level, common_tasks=common)
     hints.condition_line(view)
-    upload.board_line(board, cond)  # the visitor's own run (Evaluate your run), if this session holds one
+    hints.board_line(board, cond, upload.candidate())  # the visitor's own run (Evaluate your run), if any
     if board.ranked.empty and board.incomplete.empty:
         hints.explain_missing(
             "No results for this combination.",
@@ -53,14 +54,14 @@ def render() -> None:
     # precision kinds live in per-query files only: published boards (the first visit's) need not read them
     kinds = boards.kinds_of(data.precision_kinds(view.data) if sidebar.has_query_data(view.conditions(), cond)
                             else None, cond)
-    for line in boards.data_lines(board):
-        st.warning(line, icon=":material/report:")
-    common_line = boards.common_tasks_line(board)
+    for line in notices.data_lines(board):
+        drawing.warning(line, icon=":material/report:")
+    common_line = notices.common_tasks_line(board)
     if common_line:
-        st.info(common_line, icon=":material/join_inner:")
+        drawing.info(common_line, icon=":material/join_inner:")
     if board.ranked.empty:
-        st.warning(f"No system has results for every task of this benchmark, so none can be ranked by "
-                   f"{board.ranked_by}" + ("" if common else ": rank the shown systems on the tasks all of them "
+        drawing.warning(f"No system has results for every task of this benchmark, so none can be ranked by "
+                        f"{board.ranked_by}" + ("" if common else ": rank the shown systems on the tasks all of them "
                                            "have (“Rank on common tasks” above)") + ".")
     else:
         _headline(board, order, pointer, cond.benchmark)
@@ -105,21 +106,21 @@ def _headline(board, order: str, pointer: boards.Pointer, benchmark: str) -> Non
     with_data = int(board.ranked["has_query_data"].sum())
     first = boards.could_be_first(board)
     cols = st.columns(5)
-    cols[0].metric("Systems ranked", f"{len(board.ranked)}")
+    drawing.into(cols[0]).metric("Systems ranked", f"{len(board.ranked)}")
     leader = f"Top {agg}" if order != "borda" else f"{agg[0].upper()}{agg[1:]} of the Borda leader"  # "Mean of …"
-    cols[1].metric(leader, f"{top[agg]:.4f}", help=f"{agg} of the first row in the current order.")
+    drawing.into(cols[1]).metric(leader, f"{top[agg]:.4f}", help=f"{agg} of the first row in the current order.")
     if board.adjacent is not None:
-        cols[2].metric("Adjacent pairs that differ", f"{board.n_adjacent_differ} of {len(board.adjacent)}",
-                       help=glossary.tip("separable"))
-        cols[3].metric("Could be #1", f"{len(first)}", help=glossary.tip("could-be-first"))
-    cols[4].metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
-    st.markdown(f"{'Top system' if order != 'borda' else 'Borda leader'}: **{hints.safe_text(top['system'])}**")
-    line = boards.separability_line(board)
+        drawing.into(cols[2]).metric("Adjacent pairs that differ", f"{board.n_adjacent_differ} of {len(board.adjacent)}",
+                                     help=glossary.tip("separable"))
+        drawing.into(cols[3]).metric("Could be #1", f"{len(first)}", help=glossary.tip("could-be-first"))
+    drawing.into(cols[4]).metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
+    drawing.markdown(f"{'Top system' if order != 'borda' else 'Borda leader'}: **{notices.safe_text(top['system'])}**")
+    line = notices.separability_line(board)
     if line:
-        could = words.listed([hints.safe_text(name) for name in first], 5)
-        st.markdown(line + f" Could be #1: {could}." if first else line)
-    st.caption(boards.ranking_line(board, benchmark, order) + f" · intervals over tasks: "
-               f"{boards.resampling_words(board)} · with per-query results: {with_data} of {len(board.ranked)}")
+        could = words.listed([notices.safe_text(name) for name in first], 5)
+        drawing.markdown(line + f" Could be #1: {could}." if first else line)
+    drawing.caption(boards.ranking_line(board, benchmark, order) + f" · intervals over tasks: "
+                    f"{notices.resampling_words(board)} · with per-query results: {with_data} of {len(board.ranked)}")
     _pointer_line(board, pointer, with_data)
 
 
@@ -133,9 +134,9 @@ nor in common Linux fallback fonts (Debian's Chromium drew a box), and ``st.html
 def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
     """One visible line: how many systems have per-query results, and a link to a condition that has them."""
     if pointer.here:
-        st.markdown(f":material/check_circle: **{with_data} of {len(board.ranked)}** ranked systems have "
-                    f"per-query results here: their ranks carry tie ranges and bootstrap intervals"
-                    + (f" ({board.bootstrap:,} resamples of queries per task)." if board.bootstrap else "."))
+        drawing.markdown(f":material/check_circle: **{with_data} of {len(board.ranked)}** ranked systems have "
+                         f"per-query results here: their ranks carry tie ranges and bootstrap intervals"
+                         + (f" ({board.bootstrap:,} resamples of queries per task)." if board.bootstrap else "."))
     elif pointer.cond is not None:
         n = pointer.n_systems
         if not pointer.filtered:
@@ -146,42 +147,42 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
             who = f"None of the filtered systems has per-query results; <b>{n} other systems</b> have them"
         link = f"show {'it' if n == 1 else 'them'} — {html.escape(pointer.words)}"
         kept = " (filter kept)" if pointer.n_filtered else (" (without the filter)" if pointer.filtered else "")
-        st.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">{INFO_ICON} {who}, with tie ranges and '
-                f'rank intervals: <a href="{pointer.url}" target="_self">{link}</a>{kept}.'
-                f" The rows here have {boards.TASK_LEVEL_ONLY}.</p>")
+        drawing.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">{INFO_ICON} {who}, with tie ranges and '
+                     f'rank intervals: <a href="{pointer.url}" target="_self">{link}</a>{kept}.'
+                     f" The rows here have {boards.TASK_LEVEL_ONLY}.</p>")
     else:
-        st.caption(f"No system of this benchmark has per-query results: every rank here rests on "
-                   f"{boards.TASK_LEVEL_ONLY}, with no tie range or interval.")
+        drawing.caption(f"No system of this benchmark has per-query results: every rank here rests on "
+                        f"{boards.TASK_LEVEL_ONLY}, with no tie range or interval.")
 
 
 def _notices(board, view, kinds, g_shown: bool = True) -> None:
-    swaps = boards.swaps_line(board)
+    swaps = notices.swaps_line(board)
     if swaps:
-        st.warning(swaps, icon=":material/swap_vert:")
-    lifted = boards.lifted_line(board)
+        drawing.warning(swaps, icon=":material/swap_vert:")
+    lifted = notices.lifted_line(boards.lifted_by_ties(board), board.ranked_by)
     if lifted:
-        st.warning(lifted, icon=":material/unfold_more:")
-    line = boards.kinds_line(kinds, view.cond, board.ranked["system"])
+        drawing.warning(lifted, icon=":material/unfold_more:")
+    line = notices.kinds_line(kinds, view.cond, board.ranked["system"])
     if line:
-        st.info(line, icon=":material/memory:")
+        drawing.info(line, icon=":material/memory:")
     if view.cond.setting == "mcr" and view.cond.metric == "p@1":
-        chance = boards.chance_line(board, data.chance(view.data, view.cond, tasks=tuple(board.tasks)))
+        chance = notices.chance_line(board, data.chance(view.data, view.cond, tasks=tuple(board.tasks)))
         if chance:
-            st.info(chance, icon=":material/casino:")
-    same = boards.same_model_line(board)
+            drawing.info(chance, icon=":material/casino:")
+    same = notices.same_model_line(board)
     if same:
-        st.info(same, icon=":material/content_copy:")
+        drawing.info(same, icon=":material/content_copy:")
     if board.zero_task_systems and g_shown:  # ranked by the mean with G hidden, a G of 0 is nowhere on the page
-        names = [hints.safe_text(s) for s in board.zero_task_systems]
+        names = [notices.safe_text(s) for s in board.zero_task_systems]
         shown = words.listed(names, 5)
         whose = "its" if len(names) == 1 else "each one's"
-        st.warning(f"G is **0** for {shown}: {whose} score on at least one task is 0, and a geometric mean with "
-                   "a zero factor is zero.")
+        drawing.warning(f"G is **0** for {shown}: {whose} score on at least one task is 0, and a geometric mean with "
+                        "a zero factor is zero.")
     left_out = data.load_warnings(view.data)
     if left_out:
-        st.caption(f":material/warning: {words.counted(len(left_out), 'group')} of rows "
-                   f"{'was' if len(left_out) == 1 else 'were'} left out when the data was loaded "
-                   "(bad or repeated values): see “rows left out” at the bottom of the sidebar.")
+        drawing.caption(f":material/warning: {words.counted(len(left_out), 'group')} of rows "
+                        f"{'was' if len(left_out) == 1 else 'were'} left out when the data was loaded "
+                        "(bad or repeated values): see “rows left out” at the bottom of the sidebar.")
 
 
 def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, common: bool) -> None:
@@ -193,21 +194,21 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, c
     # the widget's key names the rows it shows: another board (condition, filter, order) starts from the pins,
     # not from row positions that meant other systems
     key = f"lb_rows_{boards.rows_key(names)}_{st.session_state.get(PIN_GENERATION, 0)}"
-    st.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board, screen.on_a_phone()),
-                 hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—",
-                 key=key, on_select=partial(_pins_changed, key, names), selection_mode="multi-row",
-                 selection_default={"selection": {"rows": [names.index(s) for s in pins]}})
+    drawing.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board, screen.on_a_phone()),
+                      hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—",
+                      key=key, on_select=partial(_pins_changed, key, names), selection_mode="multi-row",
+                      selection_default={"selection": {"rows": [names.index(s) for s in pins]}})
     _pinned_row(view, names, common)
     sources = data.provenance(view.data).describe(table["source"] if "source" in table else [])
     snapshot = data.provenance(view.data).snapshot
     provenance = ("Sources: " + "; ".join(sources) if sources else  # e.g. runs ingested or imported from CRUMB
                   "Sources: not recorded (no systems table in the data folder names these rows' source)") + (
         f". Data snapshot {snapshot}." if snapshot else ".")
-    st.caption("Task columns are shaded from their lowest (white) to highest (teal) value. " + provenance)
+    drawing.caption("Task columns are shaded from their lowest (white) to highest (teal) value. " + provenance)
     ranked = "in Borda count order" if order == "borda" else f"ranked by {board.ranked_by}"
     title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, {ranked} "
              f"({hints.describe_condition(view)}); intervals and rank ranges over tasks: "
-             f"{boards.resampling_words(board)}. {provenance}")
+             f"{notices.resampling_words(board)}. {provenance}")
     cond = view.cond  # the file name tells two views' downloads apart (the pooled board's overwrote the full one)
     tables.download_row(lambda: boards.export_rows(board, meta, kinds, order),  # built on a click, not every run
                         f"leaderboard_{cond.benchmark}_{cond.setting}_{cond.metric}_{cond.precision}", title,
@@ -232,11 +233,11 @@ def _pinned_row(view, names: list[str], common: bool) -> None:
     unpin them all."""
     pins = state.pinned(PIN_KEY, names, label="Pinned rows")
     if not pins:
-        st.caption(":material/push_pin: Tick rows (left of a row) to pin them: **Compare pinned** opens them side "
-                   "by side, and with **Rank on common tasks** the board ranks only them. Pins are in the link.")
+        drawing.caption(":material/push_pin: Tick rows (left of a row) to pin them: **Compare pinned** opens them side "
+                        "by side, and with **Rank on common tasks** the board ranks only them. Pins are in the link.")
         return
     left, mid, right = st.columns([3, 1.2, 0.8], vertical_alignment="center")
-    left.markdown(f":material/push_pin: **Pinned ({len(pins)}):** " + ", ".join(hints.safe_text(s) for s in pins)
+    left.markdown(f":material/push_pin: **Pinned ({len(pins)}):** " + ", ".join(notices.safe_text(s) for s in pins)
                   + (" — ranked on the tasks all of them have." if common and len(pins) >= 2 else ""))
     fits = 2 <= len(pins) <= MAX_COMPARED
     if mid.button(f"Compare pinned ({len(pins)})", icon=":material/compare_arrows:", disabled=not fits,
@@ -256,15 +257,15 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
     shown = rows.head(boards.CHART_ROWS)
     with_intervals = bool(shown[[f"{agg}_task_lo", f"{agg}_lo", f"{agg}_min"]].notna().any().any())
     what = f"{agg} with its intervals" if with_intervals else agg  # no "with its intervals" over dots only
-    st.subheader(f"Top {len(shown)}: {what}" if order != "borda" else f"First {len(shown)} by Borda count: {what}")
+    drawing.subheader(f"Top {len(shown)}: {what}" if order != "borda" else f"First {len(shown)} by Borda count: {what}")
     bands = [charts.Band(f"{agg}_task_lo", f"{agg}_task_hi", *BANDS[0]),
              charts.Band(f"{agg}_lo", f"{agg}_hi", *BANDS[1]), charts.Band(f"{agg}_min", f"{agg}_max", *BANDS[2])]
     notes = shown.apply(lambda r: f"rank {int(r['shared_rank'])}, rank range (tasks) {boards.ranks_text(r)}", axis=1)
-    st.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes, groups=boards.tier_labels(shown),
+    drawing.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes, groups=boards.tier_labels(shown),
                                aria_label=f"{agg} of the top {len(shown)} systems with their intervals"))
     if not with_intervals:
-        st.caption(f"These systems have {boards.TASK_LEVEL_ONLY}: no interval can be drawn"
-                   + (f" — {words.counted(pointer.n_systems, 'system')} with per-query results "
+        drawing.caption(f"These systems have {boards.TASK_LEVEL_ONLY}: no interval can be drawn"
+                        + (f" — {words.counted(pointer.n_systems, 'system')} with per-query results "
                       f"{'is' if pointer.n_systems == 1 else 'are'} linked above." if pointer.cond
                       else "."))
         return
@@ -272,15 +273,15 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
     first = (f"The first {len(shown)} of {len(rows)} systems in the current order; narrow the list with the "
              "sidebar filters to see others." if len(rows) > len(shown) else "")
     cuts = (f"{'A bar' if len(cut) == 1 else 'Bars'} cut at the right edge {'ends' if len(cut) == 1 else 'end'} in "
-            f"▸, where the axis stops: {words.listed([f'{hints.safe_text(s)} reaches {r:.4f}' for s, r in cut], 4)} "
+            f"▸, where the axis stops: {words.listed([f'{notices.safe_text(s)} reaches {r:.4f}' for s, r in cut], 4)} "
             "(hover a row for its values)." if cut else "")
     if first or cuts:
-        st.caption(" ".join(part for part in (first, cuts) if part))
+        drawing.caption(" ".join(part for part in (first, cuts) if part))
 
 
 def _size_chart(board, view) -> None:
     agg = board.ranked_by
-    st.subheader("Performance vs model size")
+    drawing.subheader("Performance vs model size")
     meta = data.systems(view.data, benchmark=view.cond.benchmark)
     merged = board.ranked[["system", agg]].merge(meta[["system", "n_parameters"]], on="system", how="left")
     sized = merged.dropna(subset=["n_parameters", agg])
@@ -288,8 +289,8 @@ def _size_chart(board, view) -> None:
     unknown = merged.loc[merged["n_parameters"].isna(), "system"].tolist()
     sizeless = merged.loc[merged["n_parameters"] <= 0, "system"].tolist()  # baselines: a log axis has no 0
     if sized.empty:
-        st.info("No ranked system has a known parameter count, so there is nothing to plot. Sizes come from "
-                "the `systems` table (`n_parameters`), e.g. via `python -m evalcore import-mteb`.")
+        drawing.info("No ranked system has a known parameter count, so there is nothing to plot. Sizes come from "
+                     "the `systems` table (`n_parameters`), e.g. via `python -m evalcore import-mteb`.")
         return
     import plotly.graph_objects as go
 
@@ -310,13 +311,13 @@ def _size_chart(board, view) -> None:
     fig.update_layout(xaxis=dict(type="log", title="parameters (log scale)"), yaxis_title=agg, height=420,
                       margin=dict(l=10, r=10, t=40, b=40))
     charts.draw(fig)
-    st.caption("Pareto front (smallest to largest): " + ", ".join(
-        f"**{i}** {hints.safe_text(s)}" for i, s in enumerate(front["system"], start=1))
+    drawing.caption("Pareto front (smallest to largest): " + ", ".join(
+        f"**{i}** {notices.safe_text(s)}" for i, s in enumerate(front["system"], start=1))
         + f". No system of no larger size is surely better on {agg} (the rank ranges' simultaneous comparison "
         "over tasks); a system only a little below a smaller one stays on the front.")
     if unknown or sizeless:
-        st.caption("Not plotted: " + "; ".join(
-            f"{why}: {', '.join(hints.safe_text(s) for s in names)}"
+        drawing.caption("Not plotted: " + "; ".join(
+            f"{why}: {', '.join(notices.safe_text(s) for s in names)}"
             for why, names in (("size unknown", unknown), ("no parameters (a log axis has no 0)", sizeless)) if names)
             + ".")
 
@@ -324,15 +325,15 @@ def _size_chart(board, view) -> None:
 def _incomplete(board) -> None:
     if board.incomplete.empty:
         return
-    st.subheader(f"Not ranked ({len(board.incomplete)})")
-    st.markdown(f"These systems lack a result for at least one task of this benchmark. {board.ranked_by} over a "
-                "different set of tasks is not comparable, so they are listed apart (the downloads include them). "
-                "To rank some of them, filter the board to them and tick **Rank on common tasks**: every shown "
-                "system is then ranked on the tasks all of them have.")
+    drawing.subheader(f"Not ranked ({len(board.incomplete)})")
+    drawing.markdown(f"These systems lack a result for at least one task of this benchmark. {board.ranked_by} over a "
+                     "different set of tasks is not comparable, so they are listed apart (the downloads include them). "
+                     "To rank some of them, filter the board to them and tick **Rank on common tasks**: every shown "
+                     "system is then ranked on the tasks all of them have.")
     n_board = len(board.declared_tasks or board.tasks)
     table = board.incomplete.assign(missing_tasks=board.incomplete["missing_tasks"].map(lambda v: ", ".join(map(str, v))),
                                     n_tasks=boards.coverage_texts(board.incomplete, n_board))
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
+    drawing.dataframe(table, hide_index=True, width="stretch", column_config={
         "system": "System", "n_tasks": st.column_config.TextColumn("Tasks with results"),
         "missing_tasks": "Missing tasks", "reason": "Reason"})
 

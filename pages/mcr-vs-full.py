@@ -7,7 +7,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, glossary, hints, sidebar, state, tables
+from ui import charts, data, drawing, glossary, hints, notices, sidebar, state, tables
 
 TITLE = "MCR vs full"
 NEED = sidebar.Need("full and multiple-choice (MCR) results for the same system", sidebar.rows_with_both_settings)
@@ -56,9 +56,9 @@ def render() -> None:
             hints.ingest_hint(view, setting="mcr"))
         return
     cols = st.columns(3)
-    cols[0].metric("Systems with both", f"{len(gap.per_system)}")
-    cols[1].metric("System × task points", f"{len(per_task)}")
-    cols[2].metric("Tasks", f"{per_task['task'].nunique()}")
+    drawing.into(cols[0]).metric("Systems with both", f"{len(gap.per_system)}")
+    drawing.into(cols[1]).metric("System × task points", f"{len(per_task)}")
+    drawing.into(cols[2]).metric("Tasks", f"{per_task['task'].nunique()}")
     label_a = f"{sidebar.SETTING_LABELS.get(full_setting, full_setting)}: {full_metric}"  # the label may hold ( )
     label_b = f"MCR: {mcr_metric}"
     diagonal = _axes_caption(full_setting, full_metric, mcr_metric)
@@ -78,10 +78,10 @@ def render() -> None:
     charts.draw_remembered(None if view.data.overlay else (
         "mcr-vs-full", view.data, view.cond, view.systems, mcr_metric, full_setting, task), scatter)
 
-    st.subheader("In G (over the tasks both settings share)")
+    drawing.subheader("In G (over the tasks both settings share)")
     _zero_factors(gap, label_a, label_b)
-    st.dataframe(gap.per_system.sort_values("G_b", ascending=False, kind="stable"), hide_index=True,
-                 width="stretch", column_config={
+    drawing.dataframe(gap.per_system.sort_values("G_b", ascending=False, kind="stable"), hide_index=True,
+                      width="stretch", column_config={
                      "system": "System", "G_a": tables.number(f"G {label_a}"),
                      "G_b": tables.number(f"G {label_b}"),
                      "gap": st.column_config.NumberColumn("MCR − full", format="%+.4f", help=(
@@ -102,8 +102,8 @@ def _axes_caption(full_setting: str, full_metric: str, mcr_metric: str) -> str:
     else:
         line = f"{mcr_metric} and {full_metric} are different metrics, so it is a guide, not parity"
         name = "y = x (different metrics: a guide, not parity)"
-    st.caption(f"**x**: {setting}, {full_metric} · **y**: {glossary.link('mcr', 'MCR')}, {mcr_metric}{accuracy}. "
-               f"The dashed line is y = x — {line}.")
+    drawing.caption(f"**x**: {setting}, {full_metric} · **y**: {glossary.link('mcr', 'MCR')}, {mcr_metric}{accuracy}. "
+                    f"The dashed line is y = x — {line}.")
     return name
 
 
@@ -123,10 +123,10 @@ def _zero_factors(gap, label_a: str, label_b: str) -> None:
         zeros = gap.per_task[gap.per_task[side] == 0]
         if zeros.empty:
             continue
-        listed = "; ".join(f"**{hints.safe_text(system)}** ({', '.join(sorted(rows['task']))})"
+        listed = "; ".join(f"**{notices.safe_text(system)}** ({', '.join(sorted(rows['task']))})"
                            for system, rows in zeros.groupby("system"))
-        st.warning(f"G ({hints.safe_text(label)}) is **0** where a task scores 0 — a zero factor of the geometric "
-                   f"mean, whatever the other tasks score: {listed}.", icon=":material/exposure_zero:")
+        drawing.warning(f"G ({notices.safe_text(label)}) is **0** where a task scores 0 — a zero factor of the geometric "
+                        f"mean, whatever the other tasks score: {listed}.", icon=":material/exposure_zero:")
 
 
 render()

@@ -6,7 +6,7 @@ from dataclasses import replace
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, coverage_gaps, data, glossary, hints, rank_flips, sidebar, state, tables, words
+from ui import charts, coverage_gaps, data, drawing, glossary, hints, rank_flips, sidebar, state, tables, words
 
 TITLE = "Rank flips"
 KIND_DASH = {"inference": "solid", "storage": "dash", "native": "dot"}
@@ -36,7 +36,7 @@ def render() -> None:
     presets = rank_flips.presets(precisions)
     if presets:
         cols = st.columns(len(presets) + 1)
-        cols[0].markdown("Quick pick:")
+        drawing.into(cols[0]).markdown("Quick pick:")
         for col, (a, b) in zip(cols[1:], presets):
             col.button(f"{a} → {b}", on_click=_set_pair, args=(a, b), key=f"preset_{a}_{b}", width="stretch")
     left, mid, right = st.columns([1, 1, 1])
@@ -52,7 +52,7 @@ def render() -> None:
                          help="G over every task both precisions share, or one task's score alone (the tasks where "
                               "at least two systems have results under both precisions).")
     if prec_a == prec_b:
-        st.info("Pick two different precisions to compare.")
+        drawing.info("Pick two different precisions to compare.")
         return
     flips = data.rank_flips(view.data, replace(view.cond, precision=prec_a), replace(view.cond, precision=prec_b),
                             systems=view.systems, tasks=None if scope == "G" else [scope])
@@ -66,19 +66,19 @@ def render() -> None:
             hints.ingest_hint(view, precision=prec_b))
         return
     cols = st.columns(4)
-    cols[0].metric("Systems", f"{len(ranks)}",
-                   help=f"Ranked under both precisions over {words.counted(len(flips.tasks), 'task')}.")
-    cols[1].metric("Kendall τ-b", f"{flips.kendall_tau_b:.3f}", help="Agreement of the two orders (1 = identical).")
-    cols[2].metric("Flipped pairs", f"{len(flips.flipped_pairs)}")
-    cols[3].metric("Overlapping pairs", f"{len(flips.overlapping_pairs)}",
-                   help=glossary.tip("tie-range", before=f"Pairs whose tie ranges [{what} min, {what} max] "
+    drawing.into(cols[0]).metric("Systems", f"{len(ranks)}",
+                                 help=f"Ranked under both precisions over {words.counted(len(flips.tasks), 'task')}.")
+    drawing.into(cols[1]).metric("Kendall τ-b", f"{flips.kendall_tau_b:.3f}", help="Agreement of the two orders (1 = identical).")
+    drawing.into(cols[2]).metric("Flipped pairs", f"{len(flips.flipped_pairs)}")
+    drawing.into(cols[3]).metric("Overlapping pairs", f"{len(flips.overlapping_pairs)}",
+                                 help=glossary.tip("tie-range", before=f"Pairs whose tie ranges [{what} min, {what} max] "
                                                                 "overlap under A or B: ties alone cannot order them."))
     kinds = _kinds(view, ranks["system"].tolist(), prec_b)
     _kind_note(kinds, prec_a, prec_b)
     gaps = coverage_gaps.sentence(coverage_gaps.left_out(data.coverage(view.data), view.cond, ranks["system"],
                                                          (prec_a, prec_b), view.systems))
     if gaps:  # a system never run at one of the two precisions is named, not silently left out
-        st.caption(gaps)
+        drawing.caption(gaps)
     charts.draw_remembered(None if view.data.overlay else (  # built once per question
         "rank-flips", view.data, view.cond, view.systems, prec_a, prec_b, scope),
         lambda: _slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
@@ -119,14 +119,14 @@ def _kind_note(kinds: dict[str, str], prec_a: str, prec_b: str) -> None:
     if len(known) > 1:
         parts = [f"{', '.join(sorted(names))} {KIND_WORDS.get(kind, kind)} {prec_b} ({kind})"
                  for kind, names in sorted(known.items())]
-        st.caption(f"**{prec_b} means different things here:** " + "; ".join(parts)
-                   + f". Lines: solid = inference, dashed = stored, dotted = native.")
+        drawing.caption(f"**{prec_b} means different things here:** " + "; ".join(parts)
+                        + f". Lines: solid = inference, dashed = stored, dotted = native.")
     elif len(known) == 1:  # one kind: the lines' dash still needs its key
         kind = next(iter(known))
         what = {"inference": f"the model run at {prec_b}", "storage": f"the output stored at {prec_b}",
                 "native": "the system's own output"}.get(kind, kind)
         line = {"inference": "solid", "storage": "dashed", "native": "dotted"}.get(kind, "solid")
-        st.caption(f"{prec_b} is of one kind for every system here — {what} ({kind}): the lines are {line}.")
+        drawing.caption(f"{prec_b} is of one kind for every system here — {what} ({kind}): the lines are {line}.")
 
 
 def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str) -> go.Figure:
@@ -162,13 +162,13 @@ def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str
 
 
 def _pairs(flips, prec_a: str, prec_b: str, what: str = "G") -> None:
-    st.subheader(f"Flipped pairs ({len(flips.flipped_pairs)})")
+    drawing.subheader(f"Flipped pairs ({len(flips.flipped_pairs)})")
     if flips.flipped_pairs.empty:
-        st.success(f"No pair of systems changes order between {prec_a} and {prec_b}.")
+        drawing.success(f"No pair of systems changes order between {prec_a} and {prec_b}.")
     else:
-        st.markdown(f"System 1 is above system 2 under **{prec_a}** and below it under **{prec_b}**.")
+        drawing.markdown(f"System 1 is above system 2 under **{prec_a}** and below it under **{prec_b}**.")
         number = tables.number
-        st.dataframe(flips.flipped_pairs, hide_index=True, width="stretch", column_config={
+        drawing.dataframe(flips.flipped_pairs, hide_index=True, width="stretch", column_config={
             "system_1": "System 1", "system_2": "System 2",
             "G_a_1": number(f"{what}₁ ({prec_a})"), "G_a_2": number(f"{what}₂ ({prec_a})"),
             "G_b_1": number(f"{what}₁ ({prec_b})"), "G_b_2": number(f"{what}₂ ({prec_b})"),
@@ -177,15 +177,15 @@ def _pairs(flips, prec_a: str, prec_b: str, what: str = "G") -> None:
                     f"Their tie ranges [{what} min, {what} max] overlap under {prec_a}, under {prec_b} or under "
                     "both (the pairs below, by precision): ties alone could explain the flip."))),
         })
-    st.subheader(f"Pairs ties cannot separate ({len(flips.overlapping_pairs)})")
+    drawing.subheader(f"Pairs ties cannot separate ({len(flips.overlapping_pairs)})")
     if flips.overlapping_pairs.empty:
         published = flips.ranks[["G_min_a", "G_min_b"]].isna().any(axis=1).any()
-        st.caption(f"No two systems have overlapping tie ranges [{what} min, {what} max]"
-                   + (" (published scores carry no tie range)." if published else "."))
+        drawing.caption(f"No two systems have overlapping tie ranges [{what} min, {what} max]"
+                        + (" (published scores carry no tie range)." if published else "."))
     else:
         table = flips.overlapping_pairs.assign(
             condition=flips.overlapping_pairs["condition"].map({"a": prec_a, "b": prec_b}))
-        st.dataframe(table, hide_index=True, width="stretch", column_config={
+        drawing.dataframe(table, hide_index=True, width="stretch", column_config={
             "condition": "Condition", "system_1": "System 1", "system_2": "System 2",
             **{c: tables.number(label) for c, label in (
                 ("lo_1", f"{what} min (1)"), ("hi_1", f"{what} max (1)"), ("lo_2", f"{what} min (2)"),

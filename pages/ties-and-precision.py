@@ -6,7 +6,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import charts, data, glossary, hints, sidebar, state, tables
+from ui import charts, data, drawing, glossary, hints, sidebar, state, tables
 
 TITLE = "Ties & precision"
 NEED = sidebar.Need("per-query results", sidebar.rows_with_query_data, ignores=("precision",),
@@ -55,25 +55,25 @@ def _tie_summary(view: sidebar.View) -> str:
                                   if s.name == "precision" else s).reset_index(drop=True)
     precisions = sorted(summary["precision"].unique().tolist(), key=sidebar.precision_key)
     cols = st.columns(3)
-    cols[0].metric("Systems with per-query data", f"{summary['system'].nunique()}")
-    cols[1].metric("Precisions", f"{len(precisions)}", help="With per-query data: " + ", ".join(precisions))
-    cols[2].metric("Queries per system × precision", f"{int(summary['n_queries'].max()):,}",
-                   help="The largest count; rows differ when a system lacks some tasks.")
+    drawing.into(cols[0]).metric("Systems with per-query data", f"{summary['system'].nunique()}")
+    drawing.into(cols[1]).metric("Precisions", f"{len(precisions)}", help="With per-query data: " + ", ".join(precisions))
+    drawing.into(cols[2]).metric("Queries per system × precision", f"{int(summary['n_queries'].max()):,}",
+                                 help="The largest count; rows differ when a system lacks some tasks.")
 
-    st.subheader("Precision profile per system")
-    st.markdown("Each panel is one system across every precision it was run or stored at: the **expected** score "
-                "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
-                f"reports (✕), and the **share of queries {glossary.link('tied-at-cutoff', 'tied at the cutoff')}**"
-                f" (grey bars, right axis) — not the share of {glossary.link('tie-dependent', 'tie-dependent')} "
-                "queries. Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers. Each panel's "
-                "score axis is scaled to that system (never below 0): read a panel's steps against its own ticks, "
-                "not against its neighbours'.")
+    drawing.subheader("Precision profile per system")
+    drawing.markdown("Each panel is one system across every precision it was run or stored at: the **expected** score "
+                     "(dot) with its tie range **[min, max]** (bar), the **oblivious** score a tie-oblivious evaluator "
+                     f"reports (✕), and the **share of queries {glossary.link('tied-at-cutoff', 'tied at the cutoff')}**"
+                     f" (grey bars, right axis) — not the share of {glossary.link('tie-dependent', 'tie-dependent')} "
+                     "queries. Compare `bf16` with `bf16+hps` to see what high-precision scoring recovers. Each panel's "
+                     "score axis is scaled to that system (never below 0): read a panel's steps against its own ticks, "
+                     "not against its neighbours'.")
     _profile(summary, precisions, view.cond.metric,
              key=None if view.data.overlay else ("ties-profile", view.data, view.cond, view.systems, task))
 
-    st.subheader("Tie statistics per system and precision")
+    drawing.subheader("Tie statistics per system and precision")
     number = tables.number
-    st.dataframe(_printed(summary), hide_index=True, width="stretch", column_order=[
+    drawing.dataframe(_printed(summary), hide_index=True, width="stretch", column_order=[
         "system", "precision", "precision_kind", "oblivious", "expected", "min", "max", "range", "bias",
         "tied_share", "n_tasks", "n_queries"], column_config={
         "system": "System", "precision": "Precision",
@@ -143,9 +143,9 @@ def _profile_figure(rows, system: str, precisions: list[str], metric: str) -> go
 
 def _what_if(view: sidebar.View, task: str = "all") -> None:
     """The what-if of a shipped FP32 run; by default a run of the table's ``task`` when one is shipped."""
-    st.subheader("What if this run were scored at lower precision?")
-    st.markdown("Re-scores a shipped FP32 run as a BF16 / FP16 pipeline would have (with and without HPS) and "
-                "evaluates all three tie-aware, live, under the sidebar's metric and tie policy.")
+    drawing.subheader("What if this run were scored at lower precision?")
+    drawing.markdown("Re-scores a shipped FP32 run as a BF16 / FP16 pipeline would have (with and without HPS) and "
+                     "evaluates all three tie-aware, live, under the sidebar's metric and tie policy.")
     runs = data.runs(view.data)
     usable = runs[runs["qrels_path"].notna()] if len(runs) else runs
     if usable.empty:
@@ -182,23 +182,23 @@ def _what_if(view: sidebar.View, task: str = "all") -> None:
     else:
         relation = (f"the table above shows {task}; this run is on {run['task']}"
                     + (f" (a {task} run is in the list)" if of_task else f" (no {task} run is shipped)"))
-    st.caption(f"Run: {run['system']} · {run['task']} · {sidebar.SETTING_LABELS.get(run['setting'], run['setting'])}"
-               f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} (`{run_name}`)"
-               f" — {relation}.")
+    drawing.caption(f"Run: {run['system']} · {run['task']} · {sidebar.SETTING_LABELS.get(run['setting'], run['setting'])}"
+                    f" · {'with' if run['instruction'] else 'without'} instruction · {run['precision']} (`{run_name}`)"
+                    f" — {relation}.")
     try:
         result = data.what_if(run["path"], run["qrels_path"], to=to, scoring=scoring, metric=view.cond.metric,
                               tie_policy=view.cond.tie_policy)
     except Exception as exc:  # a broken run file: say which, keep the page
         data.LOG.warning("what-if failed for %s: %s", run["path"], exc)
-        st.warning(f"Could not evaluate `{run_name}`: it is not a readable run / qrels pair ({type(exc).__name__}).")
+        drawing.warning(f"Could not evaluate `{run_name}`: it is not a readable run / qrels pair ({type(exc).__name__}).")
         return
     if scoring == "score":
-        st.info(f"With similarity scores, `{to}+hps` equals `fp32` **by construction**: HPS keeps the final "
-                "score in FP32, and from a score file alone that is the FP32 score itself — an upper bound on what "
-                "HPS recovers (the model's own low-precision activations are not in a score file; the profile above "
-                "shows real `bf16+hps` runs). Choose **logits** to see HPS undo the rounding of a sigmoid reranker's "
-                "output.", icon=":material/info:")
-    st.dataframe(_printed(result), hide_index=True, width="stretch", column_config={
+        drawing.info(f"With similarity scores, `{to}+hps` equals `fp32` **by construction**: HPS keeps the final "
+                     "score in FP32, and from a score file alone that is the FP32 score itself — an upper bound on what "
+                     "HPS recovers (the model's own low-precision activations are not in a score file; the profile above "
+                     "shows real `bf16+hps` runs). Choose **logits** to see HPS undo the rounding of a sigmoid reranker's "
+                     "output.", icon=":material/info:")
+    drawing.dataframe(_printed(result), hide_index=True, width="stretch", column_config={
         "condition": "Condition", "metric": "Metric", "n_queries": tables.number("Queries", 0),
         **{c: tables.number(c.replace("_", " ").capitalize()) for c in ("oblivious", "expected", "min", "max",
                                                                           "range")},
@@ -254,8 +254,8 @@ def _no_matching_run(view: sidebar.View, runs) -> None:
     state_text = "with" if first["instruction"] else "without"
     where = f"{sidebar.SETTING_LABELS.get(first['setting'], first['setting'])} · {state_text} instruction"
     names = ", ".join(sorted({f"{r['system'].split('/', 1)[-1]} on {r['task']}" for r in runs.to_dict("records")}))
-    st.markdown(f"The shipped raw runs ({names}) are {where}, not the condition shown above, so their what-if "
-                "would not match the table's numbers.")
+    drawing.markdown(f"The shipped raw runs ({names}) are {where}, not the condition shown above, so their what-if "
+                     "would not match the table's numbers.")
     if first["setting"] == view.cond.setting and first["benchmark"] == view.cond.benchmark:
         st.button(f"Show {state_text} instruction", on_click=state.set_wish, args=("instr", state_text),
                   icon=":material/swap_horiz:")

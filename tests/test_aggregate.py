@@ -138,6 +138,8 @@ def test_leaderboard_frames_against_scipy_and_numpy():
     ranked, incomplete = aggregate.leaderboard_frames(_long_table(matrix, names, tasks), tasks)
     assert incomplete["system"].tolist() == ["sys03"]
     assert incomplete["missing_tasks"].iloc[0] == ["T2"]
+    np.testing.assert_allclose(incomplete.iloc[0][tasks].to_numpy(dtype=float), matrix[3])  # NaN only at T2
+    assert ranked["n_tasks"].tolist() == [6] * 24
     assert "sys03" not in ranked["system"].tolist()
     by_name = ranked.set_index("system")
     complete = [i for i in range(25) if i != 3]
@@ -306,3 +308,19 @@ def test_an_incomplete_system_lists_at_most_five_missing_tasks(n_missing, says):
     rows += [{"system": "part", "task": t, "value": 0.5} for t in tasks[: 7 - n_missing]]
     _, incomplete = aggregate.leaderboard_frames(pd.DataFrame(rows), tasks)
     assert incomplete.set_index("system").loc["part", "reason"] == says
+
+
+def test_order_swaps_lists_each_pair_the_policy_and_the_expected_values_order_apart_first_by_value():
+    """By hand: a, b, c lead d by policy (0.9 > 0.8 > 0.7 > 0.6) while their expected values rise (0.1 < 0.2 <
+    0.3); d's expected value (0.05) is below all, so d is in no swap. The pairs, by value_1 then value_2 descending:
+    (a, b), (a, c), (b, c)."""
+    swaps = aggregate.order_swaps(["a", "b", "c", "d"], np.array([0.9, 0.8, 0.7, 0.6]), np.array([0.1, 0.2, 0.3, 0.05]))
+    assert list(zip(swaps["system_1"], swaps["system_2"])) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert swaps[["value_1", "value_2", "expected_1", "expected_2"]].to_numpy().tolist() == [
+        [0.9, 0.8, 0.1, 0.2], [0.9, 0.7, 0.1, 0.3], [0.8, 0.7, 0.2, 0.3]]
+
+
+
+def test_a_task_named_like_a_summary_column_or_another_task_gets_task_appended():
+    assert aggregate.task_column_labels(["PIQA", "G", "G (task)", "rank"]) == [
+        "PIQA", "G (task)", "G (task) (task)", "rank (task)"]

@@ -139,3 +139,19 @@ def mixed_store(tmp_path_factory) -> Store:
 ])
 def test_instruction_and_benchmark_filters(mixed_store, filters, expected):
     assert _names(mixed_store.systems(**filters)) == expected
+
+
+def test_a_system_listed_without_results_stays_in_the_unfiltered_list_only(tmp_path):
+    """A systems file may name a model that has no result yet (e.g. metadata written ahead of its runs): the
+    unfiltered list still offers it, a benchmark's list does not (it has nothing on that benchmark)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _imported_store(tmp_path, {"scored": {"tasks": ["PIQA"]}})
+    listed = pq.read_table(tmp_path / "data" / "mteb_systems.parquet")
+    rows = listed.to_pylist()
+    rows[0]["system"] = "org/listed-only"
+    pq.write_table(pa.Table.from_pylist(rows, schema=listed.schema), tmp_path / "data" / "extra_systems.parquet")
+    store = Store(tmp_path / "data")
+    assert _names(store.systems()) == {"scored", "listed-only"}
+    assert _names(store.systems(benchmark="rar-b")) == {"scored"}

@@ -1,5 +1,5 @@
-"""What the Leaderboard shows and exports, in which words: its table, the export frames, the per-query pointer
-and the lines about policy swaps and precision kinds. Pure pandas over the store's answers — every number is
+"""What the Leaderboard shows and exports, in which words: its table, the export frames and the per-query
+pointer (the notices about the board — policy swaps, precision kinds, … — are :mod:`ui.notices`'s). Pure pandas over the store's answers — every number is
 evalcore's (:class:`evalcore.store.Leaderboard`: shared ranks, combined intervals, rank intervals); this module
 only picks, labels and words them. The page script (``pages/leaderboard.py``) draws what it returns.
 """
@@ -13,12 +13,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from evalcore.aggregate import AGGREGATES, geometric_mean, official_aggregate
-from evalcore.model_names import same_model_groups
+from evalcore.aggregate import AGGREGATES, official_aggregate
 from evalcore.separability import real_pareto_front
 from evalcore.store import Condition, Leaderboard
 from evalcore.store.answers import EXPORT_PROVENANCE
-from ui import charts, data, glossary, hints, memo, state, tables, words
+from ui import charts, data, glossary, memo, state, tables
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
 ORDERS = {"g": "G (geometric mean)", "mean": "Mean (arithmetic)", "borda": "Borda count (order only)"}
@@ -428,30 +427,6 @@ def _pointer(coverage: pd.DataFrame, cond: Condition, here: bool) -> Pointer:
                    tuple(params.items()))
 
 
-def apart(x: float, y: float, digits: int = 4, most: int = 8) -> str:
-    """"x vs y" with ``digits`` decimals, or as many more (up to ``most``) as it takes for two different values
-    to print differently: "0.0026 vs 0.0026" would contradict the "ahead" it illustrates."""
-    for shown in range(digits, most + 1):
-        if x == y or f"{x:.{shown}f}" != f"{y:.{shown}f}":
-            break
-    return f"{x:.{shown}f} vs {y:.{shown}f}"
-
-
-def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
-    """The notice when the chosen tie policy decides the order of some pairs (:attr:`Leaderboard.policy_swaps`),
-    naming them."""
-    swaps = board.policy_swaps
-    if swaps is None or swaps.empty:
-        return None
-    agg = board.ranked_by
-    limit = words.shown_count(len(swaps), limit)
-    pairs = [f"**{a}** ahead of **{b}** by `{board.tie_policy}` ({apart(v1, v2)}) but behind by expected "
-             f"value ({apart(e1, e2)})" for a, b, v1, v2, e1, e2 in swaps.head(limit).itertuples(index=False)]
-    more = f"; and {words.counted(len(swaps) - limit, 'more pair')}" if len(swaps) > limit else ""
-    return (f"The tie policy decides the order of {words.counted(len(swaps), 'pair')} on {agg} — "
-            + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")
-
-
 def lifted_by_ties(board: Leaderboard) -> pd.DataFrame:
     """The systems whose tie range alone can carry them past others: broken in its favour, a system's aggregate
     (``{agg}_max``) beats the point value of a system ranked above it. Columns: system, point, top (the max),
@@ -470,114 +445,12 @@ def lifted_by_ties(board: Leaderboard) -> pd.DataFrame:
                          "top": tops[lifted], "rank": ranks[lifted], "best": best[lifted]})
 
 
-def lifted_line(board: Leaderboard, limit: int = 4) -> str | None:
-    """The notice naming the systems that ties alone lift past others (:func:`lifted_by_ties`): their shared
-    rank is high because a tie policy in their favour could put them there, and the Rank range says how far
-    they may fall. None when ties carry no system past another."""
-    lifted = lifted_by_ties(board)
-    if lifted.empty:
-        return None
-    agg = board.ranked_by
-    shown = words.shown_count(len(lifted), limit)
-    parts = [f"**{hints.safe_text(r.system)}** from {agg} {r.point:.4f} ({words.ordinal(int(r.rank))}) to {r.top:.4f} "
-             f"(would be {words.ordinal(int(r.best))})" for r in lifted.head(shown).itertuples(index=False)]
-    more = f"; and {words.counted(len(lifted) - shown, 'more system')}" if len(lifted) > shown else ""
-    one = len(lifted) == 1
-    its, it = ("its", "it") if one else ("their", "they")
-    return (f"Ties alone can lift {words.counted(len(lifted), 'system')} past others — with every tie broken in "
-            f"{its} favour: " + "; ".join(parts) + more + f". Over queries and ties nothing surely beats "
-            f"{'it' if one else 'them'}: {its} **Rank range (queries + ties)** starts that high and shows how far "
-            f"{it} may fall. {glossary.link('tie-range', 'What a tie range is')}.")
-
-
-def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
-    """When one model holds two or more rows of the board under different names (one per source: ``GritLM-7B``
-    from the R2MED paper, ``GritLM/GritLM-7B`` from MTEB; :mod:`evalcore.model_names`), one line naming them
-    with their scores and ranks: the rows stay apart (each is its own evaluation), but not silently."""
-    rows = board.ranked
-    if rows.empty:
-        return None
-    groups = same_model_groups(rows["system"])
-    if not groups:
-        return None
-    agg = board.ranked_by
-    by_name = rows.drop_duplicates("system").set_index("system")
-    limit = words.shown_count(len(groups), limit)
-    shown = [" and ".join(f"**{hints.safe_text(name)}** {by_name.at[name, agg]:.4f} "
-                          f"(rank {int(by_name.at[name, 'shared_rank'])})" for name in group)
-             for group in groups[:limit]]
-    more = f"; and {words.counted(len(groups) - limit, 'more model')}" if len(groups) > limit else ""
-    many = max(len(group) for group in groups)
-    times = "twice" if many == 2 else f"up to {many} times"
-    return (f"{words.counted(len(groups), 'model')} {'appears' if len(groups) == 1 else 'appear'} {times} "
-            f"on this board, under the names of different sources; each row is its own evaluation. By {agg}: "
-            + "; ".join(shown) + more + ". The Source column says whose each row is.")
-
-
-def chance_line(board: Leaderboard, chance: pd.DataFrame) -> str | None:
-    """On a multiple-choice board (accuracy), where chance lies: the board's aggregate of each task's chance
-    (:meth:`evalcore.store.Store.chance`) and how many ranked systems score below it — a board topped by the
-    uniform random baseline reads as broken runs without it. None when a task of the board has no chance value."""
-    if board.ranked.empty or chance is None or chance.empty:
-        return None
-    per_task = chance.set_index("task")["chance"].reindex(board.tasks)
-    if per_task.isna().any():
-        return None
-    agg = board.ranked_by
-    values = per_task.to_numpy(dtype=float)
-    level = float(geometric_mean(values)) if agg == "G" else float(values.mean())
-    below = int((board.ranked[agg] < level).sum())
-    return (f"**Chance: {agg} = {level:.4f}** — a uniform pick among each question's choices (per task "
-            f"{values.min():.3f}–{values.max():.3f}; a scorer that ties every choice scores it in expectation). "
-            + (f"All {len(board.ranked)} ranked systems score below it." if below == len(board.ranked) > 1 else
-               f"{below} of {words.counted(len(board.ranked), 'ranked system')} "
-               f"{'scores' if below == 1 else 'score'} below it."))
-
-
-def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int = 4) -> str | None:
-    """When the board's systems reached ``cond.precision`` in different ways (a model run in bf16 next to
-    scores stored in bf16), one line saying which is which."""
-    present = kinds.reindex(systems.unique()).dropna()
-    if present.nunique() < 2:
-        return None
-    kind_words = {"inference": f"model run in {cond.precision}", "storage": f"output stored in {cond.precision}",
-                  "native": "the system's own output"}
-    groups = []
-    for kind, names in present.groupby(present).groups.items():
-        names = sorted(names)
-        shown = words.listed(names, limit)
-        groups.append(f"{kind_words.get(kind, kind)} ({kind}): {shown}")
-    return (f"“{cond.precision}” means different things on this board — " + "; ".join(groups)
-            + f". {glossary.link('precision-kind', 'Precision kinds')}.")
-
-
 # -------------------------------------------------------------------------------------------- uncertainty
 RESAMPLES = (200, 500, 1000, 2000, 5000)
 LEVELS = ("0.9", "0.95", "0.99")
 SEEDS = tuple(str(seed) for seed in range(100))
 """The Leaderboard's resampling choices (URL keys ``resamples``, ``level``, ``seed``): a copied link reproduces
 the same intervals, rank ranges and tiers."""
-
-
-def resampling_words(board: Leaderboard) -> str:
-    """"1,000 resamples of 17 tasks · seed 0 · 95%": what the intervals over tasks were computed with."""
-    sampled = board.resampling
-    if sampled is None:
-        return "no resampling"
-    return (f"{sampled.resamples:,} resamples of {words.counted(len(board.tasks), 'task')} · seed {sampled.seed} · "
-            f"{sampled.level:.0%}")
-
-
-def separability_line(board: Leaderboard) -> str | None:
-    """The headline "N of M adjacent pairs differ at 95%" with how they were tested; None without tests."""
-    adjacent = board.adjacent
-    if adjacent is None or adjacent.empty:
-        return None
-    kinds = adjacent["kind"].value_counts()
-    how = " and ".join(f"{int(kinds[k])} over {k}" for k in ("tasks", "queries") if k in kinds)
-    level = f"{board.resampling.level:.0%}"
-    return (f"**{board.n_adjacent_differ} of {len(adjacent)}** adjacent pairs differ at {level} (paired tests, "
-            f"Holm-adjusted; {how}). {glossary.link('separable', 'What this means')}.")
 
 
 def could_be_first(board: Leaderboard) -> list[str]:
@@ -593,32 +466,6 @@ def tier_labels(rows: pd.DataFrame) -> pd.Series | None:
     if "tier" not in rows or not rows["tier"].gt(0).any():
         return None
     return rows["tier"].map(lambda t: f"Tier {int(t)}")
-
-
-def common_tasks_line(board: Leaderboard) -> str | None:
-    """What a common-task ranking ranks on: the tasks kept, the tasks dropped."""
-    common = board.common_tasks
-    if common is None:
-        return None
-    if not common.tasks:
-        return (f"The {words.counted(common.n_systems, 'shown system')} share no task: nothing can be ranked on "
-                "common tasks. Narrow the filter to systems with tasks in common.")
-    dropped = (f"; dropped {words.counted(len(common.dropped), 'task')}: {words.listed(common.dropped, 6)}"
-               if common.dropped else "; no task dropped")
-    return (f"Common-task ranking: the {words.counted(common.n_systems, 'shown system')} on the "
-            f"{words.counted(len(common.tasks), 'task')} all of them have ({words.listed(common.tasks, 6)})"
-            f"{dropped}. {glossary.link('common-tasks', 'What this means')}.")
-
-
-def data_lines(board: Leaderboard) -> list[str]:
-    """What the board must say of its data: declared tasks without results, unreadable files, no manifest."""
-    lines = []
-    if board.tasks_without_results:
-        lines.append(f"No system has results for {words.listed(board.tasks_without_results, 4)}, a task this "
-                     "benchmark declares: no system can be ranked on every task, and a file holding it may be "
-                     "unreadable.")
-    lines += [hints.safe_text(note[0].upper() + note[1:]) + "." for note in board.notes]
-    return lines
 
 
 def real_front(board: Leaderboard, sized: pd.DataFrame) -> list[bool]:

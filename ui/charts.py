@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
-from ui import memo
+from ui import drawing, memo
 
 # Categorical colours (Okabe–Ito-like, readable for colour-blind viewers); Streamlit's default is all blues.
 PALETTE = ["#334155", "#e69f00", "#0d9488", "#cc79a7", "#56b4e9", "#d55e00", "#009e73", "#f0e442", "#0072b2"]
@@ -27,7 +26,7 @@ def draw(figure, where=None) -> None:
     """Show a plotly figure across the page's width, its legend above the plot (:data:`LEGEND_ABOVE`), without
     plotly's logo in its toolbar."""
     figure.update_layout(legend=LEGEND_ABOVE)
-    (where or st).plotly_chart(figure, width="stretch", config={"displaylogo": False})
+    drawing.into(where).plotly_chart(figure, width="stretch", config={"displaylogo": False})
 
 
 REMEMBERED_FIGURES = 64
@@ -51,7 +50,7 @@ def draw_remembered(key: Hashable | None, build: Callable[[], object], where=Non
         figure = build()
         figure.update_layout(legend=LEGEND_ABOVE)
         _figures.put(key, figure)
-    (where or st).plotly_chart(figure, width="stretch", config={"displaylogo": False})
+    drawing.into(where).plotly_chart(figure, width="stretch", config={"displaylogo": False})
 
 
 def interval_figure(frame: pd.DataFrame, label: str, point: str, intervals: Sequence[tuple[str, str, str, str]],

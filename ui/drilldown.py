@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from ui import glossary, hints, screen, state, tables
+from ui import drawing, glossary, notices, screen, state, tables
 from ui.data import TaskTexts
 
 VALUE_LABELS = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
@@ -135,16 +135,16 @@ def query_table(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | N
         table[f"{system} ties decide"] = tied[system].fillna(False).astype(bool)
     table = table.join(per_qid).reset_index()
     differing = int(per_qid["differs"].sum())
-    st.markdown(f"**{differing} of {len(per_qid)}** queries of {hints.safe_text(task)} score differently across these "
-                f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query "
-                "depends on how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one "
-                "value of [min, max], picked by its tie policy.")
+    drawing.markdown(f"**{differing} of {len(per_qid)}** queries of {notices.safe_text(task)} score differently across these "
+                     f"systems ({VALUE_LABELS[value]} values). *Ties decide* means the system's score on that query "
+                     "depends on how its tied documents are ordered (min < max): a tie-oblivious evaluator reports one "
+                     "value of [min, max], picked by its tie policy.")
     if diff_only:
         table = table[table["differs"]]
     table = table.sort_values("spread", ascending=False, kind="stable").drop(columns="differs")
-    st.dataframe(table, hide_index=True, width="stretch", column_config=_query_table_config(systems, value),
-                 column_order=_query_table_order(systems, texts is not None),
-                 height=min(420, 36 * len(table) + 40))
+    drawing.dataframe(table, hide_index=True, width="stretch", column_config=_query_table_config(systems, value),
+                      column_order=_query_table_order(systems, texts is not None),
+                      height=min(420, 36 * len(table) + 40))
     return table
 
 
@@ -192,9 +192,9 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
                        help="Queries in the order of the table above (largest spread first).")
     if texts is not None and qid in flat.index:
         record = texts.queries.set_index("qid").loc[qid]
-        st.markdown(f"**Query** — {hints.safe_text(record['text'])}")
+        drawing.markdown(f"**Query** — {notices.safe_text(record['text'])}")
         if record.get("instruction"):
-            st.caption(f"Instruction (prefixed in runs “with instruction”): {hints.safe_text(record['instruction'])}")
+            drawing.caption(f"Instruction (prefixed in runs “with instruction”): {notices.safe_text(record['instruction'])}")
     numbers = rows[rows["qid"] == qid].set_index("system").reindex(list(systems)).reset_index()
     numbers["tie_dependent"] = tie_dependent(numbers)
     columns = ["system", "oblivious", "expected", "min", "max", "tie_dependent", "tied_at_cutoff",
@@ -206,8 +206,8 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
         columns.insert(1, RANK_COLUMN)
         rank_config[RANK_COLUMN] = st.column_config.TextColumn(
             "Rank of the relevant document", help=_rank_help(texts, setting, qid))
-    st.dataframe(numbers[columns],
-                 hide_index=True, width="stretch", column_config={
+    drawing.dataframe(numbers[columns],
+                      hide_index=True, width="stretch", column_config={
                      **rank_config,
                      "system": "System", "oblivious": tables.number("Oblivious"),
                      "expected": tables.number("Expected"), "min": tables.number("Min"), "max": tables.number("Max"),
@@ -219,8 +219,8 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
                          "Candidates of this query (MCR), or the documents evaluated from the pool: the top 100 "
                          "and every document tied with the 100th."))})
     if texts is None:
-        st.caption("The data folder ships no texts for this task (`tasks/` beside the results), so only ids are "
-                   "shown.")
+        drawing.caption("The data folder ships no texts for this task (`tasks/` beside the results), so only ids are "
+                        "shown.")
         return
     relevant = texts.qrels[(texts.qrels["setting"] == setting) & (texts.qrels["qid"] == qid)
                            & (texts.qrels["relevance"] > 0)]
@@ -232,16 +232,16 @@ def query_detail(rows: pd.DataFrame, systems: Sequence[str], texts: TaskTexts | 
             "text": [documents.get(d, "") for d in candidates["pool_docid"]],
             "relevant": candidates["docid"].isin(relevant["docid"]).to_numpy(),
         })
-        st.markdown(f"**Candidates** ({len(shown)}, in the order the runs saw them; ✓ = the correct answer)")
-        st.dataframe(shown, hide_index=True, width="stretch", column_config={
+        drawing.markdown(f"**Candidates** ({len(shown)}, in the order the runs saw them; ✓ = the correct answer)")
+        drawing.dataframe(shown, hide_index=True, width="stretch", column_config={
             "docid": "Doc id", "text": st.column_config.TextColumn("Candidate", width="large"),
             "relevant": st.column_config.CheckboxColumn("Relevant")})
     else:
-        st.markdown(f"**Relevant document** (ranked against the task's pool of {len(documents):,} candidate "
-                    "answers; a run keeps its top 100 and every document tied with the 100th: “Documents "
-                    "ranked” above)")
+        drawing.markdown(f"**Relevant document** (ranked against the task's pool of {len(documents):,} candidate "
+                         "answers; a run keeps its top 100 and every document tied with the 100th: “Documents "
+                         "ranked” above)")
         for docid in relevant["docid"]:
-            st.markdown(f"`{hints.safe_text(docid)}` — {hints.safe_text(documents.get(docid, ''))}")
+            drawing.markdown(f"`{notices.safe_text(docid)}` — {notices.safe_text(documents.get(docid, ''))}")
 
 
 def _rank_help(texts: TaskTexts | None, setting: str, qid: str) -> str:

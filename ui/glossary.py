@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ui import drawing
+
 GLOSSARY_PATH = "glossary"
 """The URL path of the Glossary page (``ui.navigation.GLOSSARY``); links to it are relative, so they work
 under a path prefix too."""
@@ -204,9 +206,9 @@ def page() -> None:
     entry first, then every term under its own anchor, then the references."""
     from ui import state
 
-    st.title("Glossary")
-    st.markdown("The words the dashboard uses, what they mean here, and where they come from. Every label with "
-                "a question-mark icon shows its entry on hover.")
+    drawing.title("Glossary")
+    drawing.markdown("The words the dashboard uses, what they mean here, and where they come from. Every label with "
+                     "a question-mark icon shows its entry on hover.")
     chosen = state.select("term", "Look up a term", ["", *TERMS], "", always=False,
                           format_func=lambda key: TERMS[key].name if key else "— every entry below —")
     if chosen:
@@ -214,12 +216,12 @@ def page() -> None:
             _entry(TERMS[chosen], anchor=False)
     for term in _ENTRIES:
         _entry(term)
-    st.subheader("References", anchor="references")
-    st.markdown("\n".join(f"- [{c.text}]({c.url})" for c in CITATIONS.values()))
+    drawing.subheader("References", anchor="references")
+    drawing.markdown("\n".join(f"- [{c.text}]({c.url})" for c in CITATIONS.values()))
 
 
 def _entry(term: Term, anchor: bool = True) -> None:
     """One entry: its name as a heading (under the anchor ``term.key``), its definition and citations."""
-    st.subheader(term.name, anchor=term.key if anchor else False)
+    drawing.subheader(term.name, anchor=term.key if anchor else False)
     cites = "; ".join(f"[{CITATIONS[c].text}]({CITATIONS[c].url})" for c in term.cites)
-    st.markdown(term.text + (f"\n\n<small>{cites}</small>" if cites else ""), unsafe_allow_html=True)
+    drawing.markdown(term.text + (f"\n\n<small>{cites}</small>" if cites else ""), unsafe_allow_html=True)

@@ -1,14 +1,11 @@
-"""What a page says besides its numbers — the one module of the sentences the pages print (the Leaderboard
-table's own words are in ``ui/board.py``): a view's title and one-paragraph explanation, the line saying the
+"""What a page draws besides its numbers: a view's title and one-paragraph explanation, the line saying the
 view moved to another condition, the line naming the condition, the filter note, the sources line, the empty
-states (what is missing, why the view needs it, and the command that adds it), and what the pages say about a
-visitor's own run (``ui/upload.py``): the sidebar box, its line on a board, the line saying where it is ranked,
-the upload limits."""
+states (what is missing, why the view needs it, and the command that adds it), and what the pages show about a
+visitor's own run (``ui/upload.py``): the sidebar box and its line on a board. The sentences that are functions
+of facts alone (a board's notices, the run's condition and limits) are :mod:`ui.notices`'s."""
 from __future__ import annotations
 
-import html
 import logging
-import math
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.sources import FETCH_COMMAND, MTEB_RESULTS
-from ui import data, sidebar, words
+from ui import data, drawing, notices, sidebar
 from ui.sidebar import BENCHMARK_LABELS, SETTING_LABELS, Need, View
 
 LOG = logging.getLogger("tiebreak.app")
@@ -27,18 +24,14 @@ def page_top(title: str, explanation: str, need: sidebar.Need | None = None) -> 
     the view needs from the condition, :class:`ui.sidebar.Need`; when the sidebar moved to another condition
     for it, one line says so). Returns what the sidebar selected, or None (after saying why) when there is
     nothing to show: no data folder, no results, or every system filtered out."""
-    st.title(title)
-    st.markdown(explanation)
+    drawing.title(title)
+    drawing.markdown(explanation)
     view = sidebar.view(need, title)
     if not has_results_to_show(view):
         return None
     if need is not None and view.moved:
-        st.info(moved_line(view, title, need), icon=":material/alt_route:")
+        drawing.info(moved_line(view, title, need), icon=":material/alt_route:")
     return view
-
-
-SETTING_WORDS = {"mcr": "MCR", "full-pooled": "full (pooled)", "full": "full retrieval"}
-INSTRUCTION_WORDS = {None: "instructions as published", False: "without instruction", True: "with instruction"}
 
 
 def moved_line(view: View, title: str, need: Need) -> str:
@@ -47,35 +40,32 @@ def moved_line(view: View, title: str, need: Need) -> str:
     cond = view.cond
     parts = [BENCHMARK_LABELS.get(cond.benchmark, cond.benchmark),
              SETTING_LABELS.get(cond.setting, cond.setting).lower() if cond.setting != "mcr" else "MCR"]
-    shown = {"metric": cond.metric, "instruction": INSTRUCTION_WORDS[cond.instruction],
+    shown = {"metric": cond.metric, "instruction": notices.INSTRUCTION_WORDS[cond.instruction],
              "precision": cond.precision, "tie_policy": f"ties: {cond.tie_policy}"}
     parts += [text for name, text in shown.items() if name in view.moved]
-    return f"{title} needs {need.what}: showing {' · '.join(parts)}."
+    return notices.view_moved_line(title, need.what, parts)
 
 
 def condition_line(view: View, skip: Sequence[str] = (), note: str = "") -> None:
     """The caption naming the shown condition (fields in ``skip`` left out, ``note`` appended) and, when the
     sidebar filters systems, what they keep."""
-    st.caption(describe_condition(view, skip) + note)
+    drawing.caption(describe_condition(view, skip) + note)
     if view.filter_summary:
-        st.caption(view.filter_summary + _with_results(view) + " Clear the filters in the sidebar to see every "
-                   "system.")
+        drawing.caption(notices.filter_note(view.filter_summary, _with_results(view), len(view.systems or ())))
 
 
-def _with_results(view: View) -> str:
-    """" N of them have results under this condition." when some filtered systems have none under it (the
-    filter counts the benchmark's systems: "16 systems" above a board of 15), else ''. An instruction state of
-    "as published" (None) matches either."""
+def _with_results(view: View) -> int | None:
+    """How many of the filtered systems have results under the condition (the filter counts the benchmark's
+    systems: "16 systems" above a board of 15); None without a filter. An instruction state of "as published"
+    (None) matches either."""
     if view.systems is None or view.data is None:
-        return ""
+        return None
     rows = data.coverage(view.data)
     for name in ("benchmark", "setting", "metric", "instruction", "precision", "tie_policy"):
         wanted = getattr(view.cond, name, None)
         if wanted is not None and name in rows:
             rows = rows[rows[name].eq(wanted).fillna(False).astype(bool)]  # an unknown instruction (NA): no
-    with_results = len(set(view.systems) & set(rows["system"]))
-    return (f" {with_results} of them {'has' if with_results == 1 else 'have'} results under this condition."
-            if with_results < len(view.systems) else "")
+    return len(set(view.systems) & set(rows["system"]))
 
 
 def sources_line(view: View, skip: Sequence[str] = ()) -> None:
@@ -90,17 +80,7 @@ def sources_line(view: View, skip: Sequence[str] = ()) -> None:
     provenance = data.provenance(view.data)
     lines = provenance.describe(data.sources(view.data, cond, systems=view.systems))
     if lines:
-        st.caption("Sources: " + "; ".join(safe_text(line) for line in lines)
-                   + (f". Data snapshot {provenance.snapshot}." if provenance.snapshot else "."))
-
-
-def safe_text(text: str) -> str:
-    """Text from data shown inside markdown: HTML-escaped (``&``, ``<``, ``>``; quotes stay: markdown shows an
-    entity whose ``#`` is escaped as the literal ``&#x27;``) and with markdown control characters neutralised."""
-    escaped = html.escape(str(text), quote=False)
-    for char in "*_`[]<>|#":
-        escaped = escaped.replace(char, "\\" + char)
-    return escaped
+        drawing.caption(notices.sources_line(lines, provenance.snapshot))
 
 
 def describe_condition(view: View, skip: Sequence[str] = ()) -> str:
@@ -128,15 +108,13 @@ def has_results_to_show(view: View) -> bool:
     every system: the guard every view starts with."""
     if view.data is None:
         LOG.error("the data folder %s does not exist", view.data_dir)  # the path for the operator, not visitors
-        st.error(f"The data folder `{view.data_dir.name}` does not exist. Start the app with "
-                 "`streamlit run app.py -- --data DIR` (or `TIEBREAK_DATA=DIR`) pointing at a folder of "
-                 "result parquet files.")
+        drawing.error(notices.no_data_folder(view.data_dir.name))
         return False
     if not view.has_data:
         explain_no_data(view.data_dir)
         return False
     if view.systems is not None and len(view.systems) == 0:
-        st.warning("No system matches the filters in the sidebar. Loosen them to see results.")
+        drawing.warning(notices.NO_SYSTEM_MATCHES)
         return False
     return True
 
@@ -145,15 +123,13 @@ def explain_no_data(data_dir: Path) -> None:
     """The empty state of a data folder without results (its path stays on the server: a hosted dashboard's
     visitors are not told the server's file system)."""
     with _empty_state("no results"):
-        st.info("There are no results in the data folder yet, so there is nothing to rank.")
-        st.markdown("Add results and reload this page, for example (`DATA_DIR` = the folder the dashboard "
-                    "was started on):")
+        drawing.info(notices.NO_RESULTS_YET)
+        drawing.markdown(notices.ADD_RESULTS)
         st.code(f"{FETCH_COMMAND}   # the upstream sources, into sources/\n"
                 f"python -m evalcore import-mteb sources/{MTEB_RESULTS} --out DATA_DIR/published"
                 "   # published MTEB scores\n"
                 + ingest_command("rar-b", data_dir=data_dir) + "   # your own run, per query", language="bash")
-        st.caption("Or start the dashboard on another folder: `streamlit run app.py -- --data DIR` "
-                   "(or set `TIEBREAK_DATA=DIR`).")
+        drawing.caption(notices.ANOTHER_FOLDER)
 
 
 EMPTY_STATE_KEY = "empty-state"
@@ -169,7 +145,7 @@ def _empty_state(what: str):
 def explain_missing(what: str, why: str, command: str | None = None) -> None:
     """An empty state: what is missing, why this view needs it, and the command that adds it."""
     with _empty_state(what):
-        st.info(f"**{what}** {why}")
+        drawing.info(f"**{what}** {why}")
         if command:
             st.code(command, language="bash")
 
@@ -192,44 +168,13 @@ def ingest_hint(view: View, **overrides: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------- a visitor's run
-def limits_sentence(limits) -> str:
-    """What one upload may cost (``limits``: :data:`ui.upload.LIMITS`), said under the upload form."""
-    return (f"Limits: {limits.upload_mb} MB per file, {limits.files} files, {limits.rows:,} run rows "
-            f"(one run per browser session: a new upload replaces it), {limits.seconds} s of evaluation; "
-            f"{words.counted(limits.slots, 'evaluation')} {'runs' if limits.slots == 1 else 'run'} at once on "
-            "this server, others wait their turn.")
-
-
-def run_moved_line(cond, shown) -> str:
-    """One line when ``cond`` (where the visitor's run is ranked: :func:`ui.upload.board_condition`) is not the
-    sidebar's ``shown``: which fields differ, the sidebar's value beside each; '' when they agree."""
-    fields = (("setting", lambda v: SETTING_WORDS.get(v, v)), ("metric", str),
-              ("instruction", lambda v: INSTRUCTION_WORDS.get(v, v)), ("precision", str),
-              ("tie_policy", lambda v: f"ties {v}"), ("benchmark", str))
-    differ = [(say(getattr(cond, name)), say(getattr(shown, name))) for name, say in fields
-              if getattr(cond, name) != getattr(shown, name)]
-    if not differ:
-        return ""
-    return ("Ranked on your run's own board, not the sidebar's: "
-            + "; ".join(f"{mine} (the sidebar: {theirs})" for mine, theirs in differ)
-            + ". “Show in the Leaderboard” opens this board.")
-
-
-def run_condition_words(held) -> str:
-    """The condition a visitor's run (a :class:`ui.upload.Candidate`) was evaluated under, in words."""
-    req = held.request
-    setting = SETTING_WORDS.get(req.setting, req.setting)
-    return (f"{req.benchmark} · {setting} · {'with' if req.instruction else 'without'} instruction · "
-            f"{req.precision}")
-
-
 def run_box(held, show_condition) -> None:
     """On every view, while the session holds a run (``held``, None for none): its name and condition, and a
     button that moves the sidebar there (``show_condition(held)``); the frame draws it."""
     if held is None:
         return
     box = st.sidebar.container(border=True)
-    box.markdown(f":material/person: **{safe_text(held.system)}**  \n{safe_text(run_condition_words(held))}")
+    box.markdown(notices.run_box_text(held.system, notices.run_condition_words(held)))
     box.button("Show its condition", key="tb_candidate_condition", icon=":material/my_location:", width="stretch",
                on_click=show_condition, args=(held,),
                help="Set the sidebar to the condition your run was evaluated under (it is one more system there).")
@@ -245,35 +190,14 @@ def board_line(board, cond, held, *, name_setting: bool = False) -> None:
     req = held.request
     same = (cond.benchmark, cond.setting, cond.precision) == (req.benchmark, req.setting, req.precision) \
         and cond.instruction in (None, req.instruction)
-    name = safe_text(req.name)
     if not same:
-        st.info(f"Your run **{name}** was evaluated on {safe_text(run_condition_words(held))}: “Show its "
-                "condition” in the sidebar shows it here.", icon=":material/person:")
+        drawing.info(notices.run_elsewhere_line(req.name, notices.run_condition_words(held)), icon=":material/person:")
         return
-    agg = board.ranked_by
     mine = board.ranked[board.ranked["system"] == held.system]
     if mine.empty:
         unranked = board.incomplete[board.incomplete["system"] == held.system]
-        why = "it misses a task of this benchmark" if len(unranked) else "it has no result under this metric"
-        st.info(f"Your run **{name}** is not ranked here: {why}.", icon=":material/person:")
+        drawing.info(notices.run_not_ranked_line(req.name, misses_a_task=len(unranked) > 0), icon=":material/person:")
         return
-    row = mine.iloc[0]
-
-    def number(column):
-        value = row.get(column)
-        return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-    where = safe_text(cond.metric + (f" · {SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else ""))
-    st.success(f"Your run **{name}** — {where}: shared rank over tasks **{int(row['shared_rank'])}** of "
-               f"{len(board.ranked)} by {agg} = **{number(agg)}** (expected {number(agg + '_expected')}, tie range "
-               f"[{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap [{number(agg + '_lo')}, "
-               f"{number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over queries and ties "
-               f"{_rank_range(row, 'combined_')}.", icon=":material/person:")
-
-
-def _rank_range(row, prefix: str = "") -> str:
-    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
-    try:
-        return f"{int(lo)}–{int(hi)}" if int(lo) != int(hi) else f"{int(lo)}"
-    except (TypeError, ValueError):
-        return "not known"
+    where = cond.metric + (f" · {notices.SETTING_WORDS.get(cond.setting, cond.setting)}" if name_setting else "")
+    drawing.success(notices.run_ranked_line(req.name, where, mine.iloc[0], len(board.ranked), board.ranked_by),
+                    icon=":material/person:")

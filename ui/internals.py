@@ -11,24 +11,18 @@ tests/ui/test_internals.py that checks the behaviour it relies on, so an upgrade
   ``st.dataframe`` calls to draw a Styler (ui/tables.py: the heat shading's few CSS rules without pandas' per-cell
   work);
 - :func:`streamlit_static_folder` and :func:`starlette_etag` — where the installed Streamlit keeps its frontend
-  build, and the ETag Starlette's ``FileResponse`` gives a file (ui/static_assets.py answers the same);
-- :func:`wrap_element_functions` — Streamlit's element functions wrapped for the whole process (ui/recorder.py:
-  what a page draws, for the "Download this view (HTML)" snapshot). No public API reports what a running script
-  drew; ``streamlit.testing.v1.AppTest`` runs a page apart from the browser session (its URL, controls and
-  uploaded run), so the recorder wraps the methods of the class of ``st.sidebar`` and rebinds the ``st.*``
-  functions to the wrapped main-area methods.
+  build, and the ETag Starlette's ``FileResponse`` gives a file (ui/static_assets.py answers the same).
+
+The snapshot's record of what a page drew replaces nothing of Streamlit's: pages draw through :mod:`ui.drawing`.
 """
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable
 from hashlib import md5
 from pathlib import Path
 
 WRITTEN_FOR = {"answer_styler_rendering": ("pandas 3.1", "streamlit 1.67"),
                "streamlit_static_folder": ("streamlit 1.67",),
-               "starlette_etag": ("starlette 1.10",),
-               "wrap_element_functions": ("streamlit 1.67",)}
+               "starlette_etag": ("starlette 1.10",)}
 """Each use -> the library versions it was written and tested for."""
 
 
@@ -58,31 +52,4 @@ def starlette_etag(mtime: float, size: int) -> str:
     return f'"{md5(f"{mtime}-{size}".encode(), usedforsecurity=False).hexdigest()}"'
 
 
-# -------------------------------------------------------------------------------------------- element functions
-_WRAP_LOCK = threading.Lock()
-WRAPPED = "tiebreak_wrapped"
-"""The attribute a wrapped element function carries (so wrapping twice does nothing)."""
-
-
-def wrap_element_functions(names: Iterable[str], wrap: Callable[[str, Callable], Callable]) -> None:
-    """Replace, for the whole process, each of Streamlit's element methods ``names`` (``markdown``,
-    ``dataframe``, ...) of the class of ``st.sidebar`` and ``st.*`` (bound to the main area) by
-    ``wrap(name, original)``: a function of ``(self, *args, **kwargs)`` that must call ``original`` with them.
-    Once per process; later calls do nothing."""
-    import streamlit as st
-
-    with _WRAP_LOCK:
-        generator = type(st.sidebar)
-        main = st.title.__self__  # the main area, which st.title / st.dataframe / … draw into
-        for name in names:
-            original = getattr(generator, name)
-            if getattr(original, WRAPPED, False):
-                continue
-            wrapped = wrap(name, original)
-            setattr(wrapped, WRAPPED, True)
-            setattr(generator, name, wrapped)
-            setattr(st, name, getattr(main, name))
-
-
-__all__ = ["WRAPPED", "WRITTEN_FOR", "answer_styler_rendering", "starlette_etag", "streamlit_static_folder",
-           "wrap_element_functions"]
+__all__ = ["WRITTEN_FOR", "answer_styler_rendering", "starlette_etag", "streamlit_static_folder"]

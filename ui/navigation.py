@@ -73,7 +73,7 @@ GLOSSARY = GLOSSARY_PATH
 
 def run() -> None:
     """One script run: navigation, then the chosen page inside the frame."""
-    from ui import data, hints, recorder, state, upload
+    from ui import data, drawing, hints, state, upload
 
     started = time.perf_counter()
     st.set_page_config(page_title="tiebreak — tie-aware retrieval leaderboard", page_icon=FAVICON, layout="wide",
@@ -89,13 +89,13 @@ def run() -> None:
     data.begin_run(data.SessionRun(upload.session_overlay, upload.overlay_store, upload.remember))
     hints.run_box(upload.candidate(), upload.show_condition)
     try:
-        with recorder.recording() as drawn:  # what the page draws, for its snapshot (ui/recorder.py)
+        with drawing.recording() as drawn:  # what the page draws, for its snapshot (ui/drawing.py)
             page.run()
     except Exception:  # a visitor never sees a traceback; the server log has it
         incident = uuid.uuid4().hex[:8]
         LOG.exception("page /%s failed (incident %s)", page.url_path, incident)
-        st.error(f"Sorry — this view could not be drawn (incident `{incident}`; details are in the server "
-                 "log). Try other settings in the sidebar, or reload the page.")
+        drawing.error(f"Sorry — this view could not be drawn (incident `{incident}`; details are in the server "
+                      "log). Try other settings in the sidebar, or reload the page.")
     _finish(notices_box, drawn, page)
     LOG.debug("drew /%s in %.3f s", page.url_path, time.perf_counter() - started)
 
@@ -112,7 +112,7 @@ def _glossary() -> None:
 def _finish(notices_box, drawn, page) -> None:
     """Write the view's state back to the URL; show the notices, the share link, the snapshot download and the
     skipped files."""
-    from ui import api, data, hints, recorder, sidebar, state, words
+    from ui import api, data, notices, recorder, sidebar, state, words
 
     params = state.end_run()
     messages = state.notices()
@@ -137,10 +137,11 @@ def _finish(notices_box, drawn, page) -> None:
     for items, title, text in ((skipped, f"{words.counted(len(skipped), 'data file')} skipped", "reason"),
                                (left_out, f"{words.counted(len(left_out), 'group')} of rows left out", "message")):
         if items:
-            with st.sidebar.expander(title):
+            listed = st.sidebar.expander(title)
+            with listed:
                 for item in items:
                     name = Path(item.path).name.replace("`", "'")  # a backtick would end the code span
-                    st.caption(f"`{name}`: {hints.safe_text(getattr(item, text))}")
+                    listed.caption(f"`{name}`: {notices.safe_text(getattr(item, text))}")
 
 
 def _page_url() -> str | None:

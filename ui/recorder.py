@@ -1,25 +1,16 @@
-"""What a page draws, recorded while it runs, and the "Download this view (HTML)" button that turns it into a
-snapshot (:mod:`ui.snapshot`).
+"""The "Download this view (HTML)" button: what a page drew during its script run (:mod:`ui.drawing`'s record)
+turned into a snapshot (:mod:`ui.snapshot`).
 
-Every view gets its snapshot without any code of its own: the frame (``ui/navigation.py``) runs the page
-inside :func:`recording`, and Streamlit's element functions that carry a view's content — ``title``,
-``header``, ``subheader``, the texts (``markdown``, ``caption``, ``info``, ``warning``, ``error``, ``success``),
-``metric``, ``dataframe``, ``plotly_chart`` and ``html`` — note what they were
-given, in order, before drawing it unchanged. They are wrapped once per process (:func:`install`: the methods of the
-class of ``st.sidebar`` and the ``st.*`` functions bound to the main area, through
-:func:`ui.internals.wrap_element_functions`, the one place that replaces Streamlit's functions); a wrapper records only on the thread of a script run inside :func:`recording` (each session's script runs on
-its own thread), and a recording that fails is logged and never stops the page. Recording keeps references
-(no copy, no formatting): the snapshot is built only when the button is clicked (deferred download data), so
-a run that is not downloaded pays a few microseconds per element.
+The frame (``ui/navigation.py``) runs the page inside :func:`ui.drawing.recording`; the page's content elements
+— ``title``, ``header``, ``subheader``, the texts (``markdown``, ``caption``, ``info``, ``warning``, ``error``,
+``success``), ``metric``, ``dataframe``, ``plotly_chart`` and ``html`` — are drawn through :mod:`ui.drawing`,
+which notes what they were given, in order. The snapshot is built from that record only when the button is
+clicked (deferred download data), so a run that is not downloaded pays a few microseconds per element.
 """
 from __future__ import annotations
 
-import contextlib
-import functools
-import inspect
 import logging
 import re
-import threading
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,74 +18,26 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ui import internals, snapshot
+from ui import snapshot
+from ui.drawing import Drawn
 
 LOG = logging.getLogger("tiebreak.app")
-ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "metric",
-            "dataframe", "plotly_chart", "html")
 TEXTS = ("markdown", "caption", "info", "warning", "error", "success")
 BUTTON = "Download this view (HTML)"
-_LOCAL = threading.local()
 
 
-class Drawn:
-    """The elements one script run drew in the main area, in order: (element, arguments by name)."""
-
-    def __init__(self) -> None:
-        self.elements: list[tuple[str, dict]] = []
-
-    def parts(self) -> list[snapshot.Part]:
-        """The recorded elements as snapshot parts (an element that cannot be converted is left out, logged)."""
-        parts = []
-        for name, arguments in self.elements:
-            try:
-                part = _part(name, arguments)
-            except Exception:  # a snapshot with one element fewer beats no snapshot
-                LOG.exception("snapshot: could not convert a recorded %s", name)
-                continue
-            if part is not None:
-                parts.append(part)
-        return parts
-
-    def title(self) -> str | None:
-        return next((str(args.get("body")) for name, args in self.elements if name == "title"), None)
-
-
-def install() -> None:
-    """Wrap the recorded element functions (once per process; later calls do nothing):
-    :func:`ui.internals.wrap_element_functions`."""
-    internals.wrap_element_functions(ELEMENTS, _recording_wrapper)
-
-
-def _recording_wrapper(name: str, original):
-    signature = inspect.signature(original)
-
-    @functools.wraps(original)
-    def element(self, *args, **kwargs):
-        result = original(self, *args, **kwargs)
-        drawn = getattr(_LOCAL, "drawn", None)
-        if drawn is not None and self is not st.sidebar:
-            try:
-                bound = signature.bind(self, *args, **kwargs)
-                drawn.elements.append((name, dict(list(bound.arguments.items())[1:])))
-            except Exception:
-                LOG.exception("snapshot: could not record a %s", name)
-        return result
-
-    return element
-
-
-@contextlib.contextmanager
-def recording():
-    """Record what the code inside draws on this thread; yields the :class:`Drawn`."""
-    install()
-    drawn = Drawn()
-    previous = getattr(_LOCAL, "drawn", None)
-    _LOCAL.drawn = drawn
-    try:
-        yield drawn
-    finally:
-        _LOCAL.drawn = previous
+def parts(drawn: Drawn) -> list[snapshot.Part]:
+    """The recorded elements as snapshot parts (an element that cannot be converted is left out, logged)."""
+    found = []
+    for name, arguments in drawn.elements:
+        try:
+            part = _part(name, arguments)
+        except Exception:  # a snapshot with one element fewer beats no snapshot
+            LOG.exception("snapshot: could not convert a recorded %s", name)
+            continue
+        if part is not None:
+            found.append(part)
+    return found
 
 
 # -------------------------------------------------------------------------------------------- conversion
@@ -193,12 +136,12 @@ def condition_of(params: Mapping, data_dir: Path | None = None,
     return hints.describe_condition(view, skip), settings
 
 
-def used_sources(record, parts) -> list[str]:
+def used_sources(record, shown) -> list[str]:
     """The provenance lines of the sources the view names (its "Sources: …" caption quotes each line), else —
     a view that names none — every source of the data folder: a snapshot of the pooled board listed MTEB and
     the R2MED paper although every row was our own runs'."""
     every = [source.line() for source in record.sources.values()]
-    said = " ".join(part.body for part in parts if isinstance(part, snapshot.Text))
+    said = " ".join(part.body for part in shown if isinstance(part, snapshot.Text))
     return [line for line in every if line in said] or every
 
 
@@ -226,10 +169,11 @@ def download_button(drawn: Drawn, page_title: str, url_path: str, params: Mappin
             except Exception:  # a broken provenance file: the snapshot says nothing about sources
                 LOG.exception("snapshot: provenance of %s not readable", data_dir)
         ties = params.get("ties")
+        shown_parts = parts(drawn)
         term = glossary.TERMS.get("tie-policy")
         view = snapshot.Snapshot(
-            title=drawn.title() or page_title, condition_line=line, settings=settings, parts=drawn.parts(),
-            share_link=share_link, provenance=used_sources(record, drawn.parts()),
+            title=drawn.title() or page_title, condition_line=line, settings=settings, parts=shown_parts,
+            share_link=share_link, provenance=used_sources(record, shown_parts),
             snapshot_date=record.snapshot, tie_policy=str(ties) if ties else "",
             tie_policy_text=term.text if term and ties else "",
             taken=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

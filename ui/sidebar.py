@@ -24,7 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.store import Condition
-from ui import data, glossary, memo, state, words
+from ui import data, glossary, memo, notices, state, words
 
 SETTING_LABELS = {"full": "Full retrieval", "full-pooled": "Full (pooled candidates)", "mcr": "Multiple choice (MCR)",
                   "passage": "Passages", "full-document": "Full documents"}
@@ -280,9 +280,7 @@ class InSidebar(Chooser):
                              elsewhere=list(offer.elsewhere), nearest=offer.nearest, single_as_text=True)
         wanted, shown = state.moved().get(control.key, (None, None))
         if wanted in offer.elsewhere and shown == value:  # say it: a metric no longer switched silently
-            st.sidebar.caption(f":material/alt_route: {label(wanted)} is not offered here "
-                               f"({offer.elsewhere[wanted].rstrip('.')}): showing {label(value)}. It comes back "
-                               "where it exists.")
+            st.sidebar.caption(notices.not_offered_line(label(wanted), offer.elsewhere[wanted], label(value)))
         return value
 
     def wish(self, control: Control) -> str | None:
@@ -518,7 +516,7 @@ def view(need: Need | None = None, title: str = "This view") -> View:
     facets = data.facets(snapshot)
     selected = View(data_dir=data_dir, data=snapshot, facets=facets)
     if not facets.get("benchmarks"):
-        st.sidebar.info("No results found in the data folder. See the page for how to add some.")
+        st.sidebar.info(notices.NO_RESULTS_IN_SIDEBAR)
         return selected
     st.sidebar.markdown("**What to evaluate**")
     good = need_rows(snapshot, need.rows) if need is not None else None  # remembered per snapshot
@@ -545,7 +543,8 @@ class _Tracking(InSidebar):
 def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[tuple[str, ...] | None, str]:
     # A popover, not an expander: the browser draws a popover's content only when it opens, so the text input,
     # multiselect and radio scripts stay off the first paint (an expander draws its content even collapsed).
-    with st.sidebar.popover("Filter systems", icon=":material/filter_list:", width="stretch"):
+    filters = st.sidebar.popover("Filter systems", icon=":material/filter_list:", width="stretch")
+    with filters:
         search = state.search("q", "Name contains", placeholder="e.g. e5, bge, 7b")
         families = state.multiselect("family", "Family", list(facets.get("families") or []),
                                      placeholder="any family")
@@ -557,7 +556,7 @@ def _system_filters(snapshot: data.Snapshot, facets: dict, bench: str) -> tuple[
         # when it opens, and until then Streamlit re-creates an unseen widget at its first option
         hi = state.select("size_max", "to", ladder[:0:-1], "no limit", where=right, always=False)
         if ladder.index(lo) >= ladder.index(hi):
-            st.warning(f"Size from {lo} is not below {hi}; ignoring the size bounds.")
+            filters.warning(notices.size_bounds_ignored(lo, hi))
             lo, hi = "0", "no limit"
         open_w = state.select("open", "Open weights", list(YES_NO_ANY), "any", widget="radio", always=False)
         itune = state.select("itune", "Uses instructions", list(YES_NO_ANY), "any", widget="radio",

@@ -1,8 +1,8 @@
 """A view as one self-contained HTML file ("a snapshot that travels"): its title, condition, tables,
 charts, share link, data provenance and tie policy, readable offline without a server.
 
-Pure: no Streamlit here. :mod:`ui.recorder` collects what a page drew during its script run as the parts
-below and calls :func:`build` only when the visitor clicks "Download this view (HTML)".
+Pure: no Streamlit here. :mod:`ui.recorder` turns what a page drew during its script run (:mod:`ui.drawing`)
+into the parts below and calls :func:`build` only when the visitor clicks "Download this view (HTML)".
 
 Safety: every text from data (system names are untrusted input) is HTML-escaped; a table cell is text, never
 markup. Plotly figures are written as JSON with ``<``, ``>`` and ``&`` escaped (a name cannot close the script
@@ -310,7 +310,7 @@ footer{margin-top:2rem;font-size:0.8rem;color:#64748b}
 def markdown_text(text: str) -> str:
     """A markdown body as escaped HTML text: ``**bold**``, `` `code` `` and line breaks kept, a link's words
     kept (not the link: it pointed into the live dashboard), ``:material/…:`` icons and backslash escapes
-    removed. Text from data arrives HTML-escaped and backslash-escaped (:func:`ui.hints.safe_text`) and is
+    removed. Text from data arrives HTML-escaped and backslash-escaped (:func:`ui.notices.safe_text`) and is
     shown as the page showed it, as text."""
     held: list[str] = []
 

@@ -336,11 +336,7 @@ def multiselect(
     state = st.session_state
     wanted = _take_pending(key)
     if wanted is not None:
-        valid = [v for v in dict.fromkeys(wanted) if v in options]
-        if len(valid) < len(wanted):
-            dropped = len(wanted) - len(valid)
-            notice(f"`{key}`: {words.counted(dropped, 'value')} in the URL {'is' if dropped == 1 else 'are'} not "
-                   "available here; ignored.")
+        valid = _available(key, wanted, options)
         if max_selections and len(valid) > max_selections:
             notice(f"`{key}`: at most {max_selections} values; kept the first {max_selections}.")
             valid = valid[:max_selections]
@@ -360,6 +356,17 @@ def multiselect(
     return list(value)
 
 
+def _available(key: str, wanted: Sequence[str], options: Collection[str]) -> list[str]:
+    """A link's values for ``key`` that are among ``options`` (repeats dropped, in the link's order), with a
+    notice counting those that are not."""
+    valid = [v for v in dict.fromkeys(wanted) if v in options]
+    if len(valid) < len(wanted):
+        dropped = len(wanted) - len(valid)
+        notice(f"`{key}`: {words.counted(dropped, 'value')} in the URL {'is' if dropped == 1 else 'are'} not "
+               "available here; ignored.")
+    return valid
+
+
 def pinned(key: str, options: Collection[str], *, label: str = "Pinned") -> list[str]:
     """The values pinned under the repeatable URL key ``key`` that are among ``options``, in the order they were
     pinned. Not a widget of its own: a table's row selection pins (:func:`set_pinned`). A link's values (read
@@ -369,11 +376,7 @@ def pinned(key: str, options: Collection[str], *, label: str = "Pinned") -> list
     state = st.session_state
     wanted = _take_pending(key)
     if wanted is not None:
-        valid = [v for v in dict.fromkeys(wanted) if v in options]
-        if len(valid) < len(wanted):
-            dropped = len(wanted) - len(valid)
-            notice(f"`{key}`: {words.counted(dropped, 'value')} in the URL {'is' if dropped == 1 else 'are'} not "
-                   "available here; ignored.")
+        valid = _available(key, wanted, options)
         state.setdefault(_WISH, {})[key] = valid
     shown = [v for v in (wish(key) or []) if v in options]
     _record(key, shown, [], label=label, shown=", ".join(shown))

@@ -461,10 +461,3 @@ def show_condition(held: Candidate) -> None:
 
     for key, value in condition_wishes(held).items():
         state.set_wish(key, value)
-
-
-def board_line(board, cond, held: Candidate | None = None, *, name_setting: bool = False) -> None:
-    """:func:`ui.hints.board_line` about ``held``, else the session's candidate: the Leaderboard page's call."""
-    from ui import hints
-
-    hints.board_line(board, cond, held if held is not None else candidate(), name_setting=name_setting)

@@ -39,7 +39,7 @@ READ_LIVE = """() => {
     metrics: [...main.querySelectorAll('[data-testid=stMetric]')].map(m => [
       text(m.querySelector('[data-testid=stMetricLabel]')), text(m.querySelector('[data-testid=stMetricValue]'))]),
     conditions: [...main.querySelectorAll('[data-testid=stCaptionContainer]')].map(text)
-      .filter(t => t.includes('ties: ')),
+      .filter(t => t.includes('ties: ') && t.includes(' · ')),
     tables: [...main.querySelectorAll('[data-testid=stDataFrame]')].map(d => {
       const t = d.querySelector('table[aria-rowcount]');
       if (!t) return null;

@@ -104,6 +104,21 @@ def test_too_many_compare_systems_are_capped(open_url, synthetic_dir):
     assert any("at most 4" in w for w in texts(at, "warning"))
 
 
+def test_choosing_systems_in_the_multiselect_updates_the_url(open_url, synthetic_dir):
+    names = ["e5-small", "bge-large", "gte-qwen2-7b"]
+    at = open_url(synthetic_dir, "compare.py", {"sys": names[:2]})
+    at.multiselect(key="sys").set_value(names).run()
+    assert not at.exception
+    assert at.query_params["sys"] == names
+
+
+def test_controls_at_their_defaults_stay_out_of_the_url(open_url, synthetic_dir):
+    """An empty search box, no family and the size bounds at their ends add nothing to the link."""
+    at = open_url(synthetic_dir)
+    assert not at.exception
+    assert not {"q", "family", "size_min", "size_max", "open", "itune"} & set(at.query_params)
+
+
 def test_notices_go_away_on_another_page(open_url, synthetic_dir):
     at = open_url(synthetic_dir, params={"bogus": "1"})
     assert texts(at, "warning")

@@ -25,7 +25,7 @@ from hypothesis import strategies as hs
 
 import upload_data
 from test_cli_fuzz import BAD_SCORES, mutated_bytes
-from ui import hints, upload
+from ui import notices, upload
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ = settings(max_examples=int(os.environ.get("TIEBREAK_UPLOAD_FUZZ_EXAMPLES", "6")), deadline=None,
@@ -293,7 +293,7 @@ def test_the_view_states_its_limits_and_the_upload_cap_is_configured():
     deployed = int(env["STREAMLIT_SERVER_MAX_UPLOAD_SIZE"])
     nginx = re.search(r"client_max_body_size\s+(\d+)m;", (ROOT / "deploy" / "nginx" / "tiebreak.conf").read_text())
     assert nginx and int(nginx.group(1)) == deployed  # the proxy lets through what the server accepts
-    sentence = hints.limits_sentence(upload.LIMITS)
+    sentence = notices.limits_sentence(upload.LIMITS)
     for number in (f"{upload.LIMITS.rows:,}", f"{upload.LIMITS.seconds} s", f"{upload.LIMITS.files} files"):
         assert number in sentence
 

@@ -1,4 +1,4 @@
-"""The Leaderboard's notice of systems that ties alone lift past others (ui.board.lifted_by_ties / lifted_line):
+"""The Leaderboard's notice of systems that ties alone lift past others (ui.board.lifted_by_ties / ui.notices.lifted_line):
 a degenerate run whose tie range spans [0, 1] shares rank 1 with the best systems, and a first-time visitor must
 read why, not a bare "1" beside a constant scorer."""
 import math
@@ -11,8 +11,13 @@ import pytest
 
 from evalcore.store import Leaderboard
 from ui import board as boards
+from ui import notices
 
 NAN = math.nan
+
+
+def _line(board: Leaderboard) -> str | None:
+    return notices.lifted_line(boards.lifted_by_ties(board), board.ranked_by)
 
 
 def _board(points, tops) -> Leaderboard:
@@ -50,18 +55,18 @@ def test_lifted_systems_match_brute_force(seed):
 
 
 def test_no_tie_range_no_notice():
-    assert boards.lifted_line(_board([0.5, 0.4], [NAN, NAN])) is None
-    assert boards.lifted_line(_board([0.5, 0.4], [0.5, 0.45])) is None  # ties move 0.4, not past 0.5
+    assert _line(_board([0.5, 0.4], [NAN, NAN])) is None
+    assert _line(_board([0.5, 0.4], [0.5, 0.45])) is None  # ties move 0.4, not past 0.5
     ranked = pd.DataFrame({"system": ["a", "b"], "G": [0.5, 0.4]})  # published rows: no G_max column at all
-    assert boards.lifted_line(Leaderboard(ranked=ranked, incomplete=pd.DataFrame(), tasks=[])) is None
+    assert _line(Leaderboard(ranked=ranked, incomplete=pd.DataFrame(), tasks=[])) is None
 
 
 def test_the_notice_words_agree_with_the_count():
-    one = boards.lifted_line(_board([0.5, 0.4, 0.001], [0.5, 0.4, 1.0]))
+    one = _line(_board([0.5, 0.4, 0.001], [0.5, 0.4, 1.0]))
     assert one.startswith("Ties alone can lift 1 system ") and "its favour" in one and "(s)" not in one
     assert re.search(r"\*\*s2\*\*\D*0\.0010 \(3rd\)\D*1\.0000 \([^)]*1st\)", one), one  # name, from, to
     assert "**Rank range (queries + ties)**" in one, one
-    two = boards.lifted_line(_board([0.5, 0.4, 0.3, 0.001], [0.5, 0.4, 0.45, 1.0]))
+    two = _line(_board([0.5, 0.4, 0.3, 0.001], [0.5, 0.4, 0.45, 1.0]))
     assert "2 systems" in two and "their favour" in two and "(would be 2nd)" in two
 
 
@@ -78,5 +83,5 @@ def test_the_pooled_board_names_bm25_and_the_constant_scorer(fresh_answers):
     assert set(lifted["system"]) == {"tiebreak-run/bm25s", "tiebreak-run/constant"}
     shared = board.ranked.set_index("system")["combined_shared_rank"]
     assert (shared[lifted["system"]] == 1).all()  # the very rows whose "1" over queries and ties needed the words
-    line = boards.lifted_line(board)
+    line = _line(board)
     assert re.search(r"\*\*tiebreak-run/constant\*\*\D*0\.0007 \(8th\)\D*1\.0000 \([^)]*1st\)", line), line

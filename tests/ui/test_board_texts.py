@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from ui import board as boards
+from ui import notices
 
 NAN = math.nan
 
@@ -86,7 +87,7 @@ def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
     (1e-12, 0.0, "0.00000000 vs 0.00000000"),  # at most 8: beyond that, the notice's numbers are not the point
 ])
 def test_a_pair_prints_apart_when_it_differs(x, y, want):
-    assert boards.apart(x, y) == want
+    assert notices.apart(x, y) == want
 
 
 def test_the_pointer_counts_the_systems_its_link_shows(fresh_answers):

@@ -3,6 +3,7 @@ its ticks, and figures keep their legends above the plot."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -62,7 +63,8 @@ def test_draw_puts_the_legend_above_the_plot(monkeypatch):
     import plotly.graph_objects as go
 
     drawn = []
-    monkeypatch.setattr(charts.st, "plotly_chart", lambda fig, **kw: drawn.append(fig))
+    area = SimpleNamespace(plotly_chart=lambda fig, **kw: drawn.append(fig))
+    monkeypatch.setattr(charts.drawing, "into", lambda where=None: area)
     fig = go.Figure(go.Scatter(x=[1], y=[1], name="a"))
     fig.update_layout(legend=dict(x=0.8, y=0.5))  # inside the plot
     charts.draw(fig)

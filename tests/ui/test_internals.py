@@ -8,11 +8,10 @@ import re
 from pathlib import Path
 
 import pandas as pd
-import streamlit as st
 
 from ui import internals
 
-USES = ("answer_styler_rendering", "streamlit_static_folder", "starlette_etag", "wrap_element_functions")
+USES = ("answer_styler_rendering", "streamlit_static_folder", "starlette_etag")
 
 
 def test_every_use_names_the_versions_it_was_written_for_and_has_a_test_here():
@@ -67,24 +66,3 @@ def test_starlette_etag_is_the_one_starlettes_file_response_sends(tmp_path):
     info = os.stat(path)
     response = FileResponse(path, stat_result=info)
     assert response.headers["etag"] == internals.starlette_etag(info.st_mtime, info.st_size)
-
-
-def test_wrap_element_functions_reaches_st_star_and_the_sidebar_once():
-    """``st.text`` and ``st.sidebar.text`` both go through the wrapper (Streamlit's ``st.*`` functions are bound
-    methods of the main area's DeltaGenerator, ``st.sidebar`` one of the same class), and wrapping again
-    wraps nothing twice. (``text`` is not recorded by the dashboard, so this pass-through wrapper stays.)"""
-    seen = []
-
-    def wrap(name, original):
-        def element(self, *args, **kwargs):
-            seen.append((name, self is st.sidebar))
-            return original(self, *args, **kwargs)
-
-        return element
-
-    internals.wrap_element_functions(["text"], wrap)
-    internals.wrap_element_functions(["text"], wrap)
-    st.text("main")
-    st.sidebar.text("side")
-    assert seen == [("text", False), ("text", True)]
-    assert getattr(type(st.sidebar).text, internals.WRAPPED)

@@ -46,7 +46,7 @@ def _fill_every_memo(synthetic_dir: Path, tmp_path: Path, monkeypatch) -> list:
     sidebar.need_rows(snap, sidebar.rows_with_query_data)
     cond = Condition(row["benchmark"], row["metric"], row["setting"], None, row["precision"], "oblivious")
     board._remembered_pointer(snap, cond, True)
-    monkeypatch.setattr(charts.st, "plotly_chart", lambda figure, **kwargs: None)
+    monkeypatch.setattr(charts.drawing.st, "plotly_chart", lambda figure, **kwargs: None)
     charts.draw_remembered(("test-memo", 1), go.Figure)
     tasks = write_tasks(tmp_path / "with-tasks")
     assert data.task_texts(data.Snapshot(tasks, "x"), "rar-b", "Alpha") is not None

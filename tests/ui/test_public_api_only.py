@@ -5,7 +5,12 @@ the behaviour it relies on (tests/ui/test_internals.py). This reads the dashboar
 ``import streamlit as st`` (no module from inside the package), no ``x._name`` attribute access except on
 ``self`` / ``cls`` (the dashboard's own private names are module-level or its own objects' attributes), and no
 ``setattr`` or attribute assignment on an object the dashboard did not make (a third-party module, class or
-object: ``setattr(type(st.sidebar), ...)``, ``st.markdown = ...``)."""
+object: ``setattr(type(st.sidebar), ...)``, ``st.markdown = ...``): no Streamlit function is replaced for the
+process. What a view draws reaches its snapshot because the dashboard draws a view's content through
+ui/drawing.py, which notes each element in the run's record: no content element (``markdown``, ``dataframe``,
+…: ``drawing.ELEMENTS``) is drawn on ``st`` itself or on an indexed column (``cols[0].metric``) outside that
+module; the sidebar's elements (``st.sidebar.caption``, a sidebar container held in a name) are not part of the
+view."""
 from __future__ import annotations
 
 import ast
@@ -14,7 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = [ROOT / "app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
 ADAPTER = "ui/internals.py"
+DRAWING = "ui/drawing.py"
 OWN = ("ui", "evalcore", "pages")
+ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "metric",
+            "dataframe", "plotly_chart", "html")
 
 
 def _third_party_names(tree: ast.Module) -> set[str]:
@@ -38,6 +46,23 @@ def _root(node: ast.AST) -> ast.AST:
 
 def _own(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _in_sidebar(node: ast.AST) -> bool:
+    return any(isinstance(part, ast.Attribute) and part.attr == "sidebar" for part in ast.walk(node))
+
+
+def unrecorded(source: str, name: str) -> list[str]:
+    """Content elements drawn past the run's record: ``st.markdown(...)``, ``(where or st).dataframe(...)``,
+    ``cols[0].metric(...)`` — anything but ``st.sidebar…`` or a container held in a name."""
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ELEMENTS:
+            receiver = node.func.value
+            on_st = any(isinstance(part, ast.Name) and part.id == "st" for part in ast.walk(receiver))
+            if (on_st and not _in_sidebar(receiver)) or isinstance(receiver, ast.Subscript):
+                found.append(f"{name}:{node.lineno}: {ast.unparse(node.func)} not recorded")
+    return found
 
 
 def violations(source: str, name: str) -> list[str]:
@@ -71,7 +96,38 @@ def test_the_dashboard_reaches_no_private_api_outside_the_adapter():
              for path in DASHBOARD}
     assert [v for file, hits in found.items() if file != ADAPTER for v in hits] == []
     kinds = {hit.split(": ", 1)[1].split(" ")[0] for hit in found[ADAPTER]}
-    assert kinds == {"private", "setattr"}, "the adapter holds the Styler hook and the element wrapping"
+    assert kinds == {"private"}, "the adapter holds the Styler hook, and replaces nothing"
+
+
+def test_no_streamlit_object_is_patched_and_a_planted_patch_is_found():
+    """Nowhere in the dashboard, the adapter included, is a third-party object given an attribute; the same
+    check run over a real module with one patching line planted in it finds exactly that line."""
+    hits = [hit for path in DASHBOARD for hit in violations(path.read_text(), str(path.relative_to(ROOT)))
+            if any(kind in hit for kind in (": setattr", ": delattr", ": assignment"))]
+    assert hits == []
+    recorder = (ROOT / "ui" / "recorder.py").read_text()
+    lines = len(recorder.splitlines())
+    planted = recorder + "\nsetattr(type(st.sidebar), 'markdown', parts)\nst.dataframe = parts\n"
+    assert violations(planted, "ui/recorder.py") == [f"ui/recorder.py:{lines + 2}: setattr on type(st.sidebar)",
+                                                    f"ui/recorder.py:{lines + 3}: assignment to st.dataframe"]
+
+
+def test_every_content_element_of_a_view_goes_through_the_record():
+    from ui import drawing
+
+    assert ELEMENTS == drawing.ELEMENTS
+    found = [hit for path in DASHBOARD if str(path.relative_to(ROOT)) != DRAWING
+             for hit in unrecorded(path.read_text(), str(path.relative_to(ROOT)))]
+    assert found == []
+
+
+def test_the_record_check_sees_an_element_drawn_past_it():
+    page = ("st.markdown('x')\n(where or st).dataframe(frame)\ncols[0].metric('a', 1)\nst.sidebar.caption('s')\n"
+            "st.sidebar.popover('p').warning('w')\nbox.markdown('b')\ndrawing.markdown('y')\n"
+            "drawing.into(cols[0]).metric('a', 1)\nst.columns(2)\n")
+    assert unrecorded(page, "page.py") == ["page.py:1: st.markdown not recorded",
+                                           "page.py:2: (where or st).dataframe not recorded",
+                                           "page.py:3: cols[0].metric not recorded"]
 
 
 def test_the_check_sees_the_hooks_the_dashboard_once_had():

@@ -7,7 +7,7 @@ from ui import charts
 
 def test_a_figure_is_built_once_per_key_and_never_changed_afterwards(monkeypatch):
     drawn, built = [], []
-    monkeypatch.setattr(charts.st, "plotly_chart", lambda figure, **kwargs: drawn.append(figure))
+    monkeypatch.setattr(charts.drawing.st, "plotly_chart", lambda figure, **kwargs: drawn.append(figure))
 
     def build(y):
         built.append(y)
@@ -28,7 +28,7 @@ def test_a_figure_is_built_once_per_key_and_never_changed_afterwards(monkeypatch
 
 
 def test_old_keys_are_forgotten(monkeypatch):
-    monkeypatch.setattr(charts.st, "plotly_chart", lambda figure, **kwargs: None)
+    monkeypatch.setattr(charts.drawing.st, "plotly_chart", lambda figure, **kwargs: None)
     built = []
     for i in range(charts.REMEMBERED_FIGURES + 5):
         charts.draw_remembered(("forget", i), lambda i=i: built.append(i) or go.Figure())

@@ -136,22 +136,22 @@ def test_the_recorder_notes_what_a_script_draws_and_passes_it_through():
         import plotly.graph_objects as go
         import streamlit as st
 
-        from ui import recorder, tables
+        from ui import drawing, recorder, tables
 
         frame = pd.DataFrame({"system": ["a", "b"], "t1": [0.1, 0.9]})
         st.sidebar.title("sidebar, not recorded")
-        with recorder.recording() as drawn:
-            st.title("The view")
+        with drawing.recording() as drawn:
+            drawing.title("The view")
             left, _ = st.columns(2)
-            left.metric("Systems", "2")
-            st.subheader("Table")
-            st.dataframe(tables.heat_styled(frame, ["t1"]), hide_index=True, column_config={"t1": "Task 1"})
-            st.plotly_chart(go.Figure(go.Bar(x=["a"], y=[1])))
-            st.html("<p>forest</p>")
-            st.warning("The tie policy decides **2** pairs")
+            drawing.into(left).metric("Systems", "2")
+            drawing.subheader("Table")
+            drawing.dataframe(tables.heat_styled(frame, ["t1"]), hide_index=True, column_config={"t1": "Task 1"})
+            drawing.plotly_chart(go.Figure(go.Bar(x=["a"], y=[1])))
+            drawing.html("<p>forest</p>")
+            drawing.warning("The tie policy decides **2** pairs")
             st.sidebar.caption("the sidebar's words: not recorded")
-        st.subheader("after the page: not recorded")
-        parts = drawn.parts()
+        drawing.subheader("after the page: not recorded")
+        parts = recorder.parts(drawn)
         st.session_state["kinds"] = [type(p).__name__ for p in parts]
         st.session_state["title"] = drawn.title()
         st.session_state["css"] = parts[3].cell_css["t1"].tolist()
@@ -168,7 +168,7 @@ def test_the_recorder_notes_what_a_script_draws_and_passes_it_through():
 
 
 def test_page_text_keeps_its_emphasis_and_shows_escaped_names_as_the_page_did():
-    from ui.hints import safe_text
+    from ui.notices import safe_text
 
     body = f"Top system: **{safe_text(HOSTILE + ' **x_y')}** · [Glossary](glossary#hps) :material/check: `docid-desc`\nnext"
     shown = snapshot.markdown_text(body)

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from evalcore.store import Condition
-from ui import hints, upload
+from ui import notices, upload
 
 
 def held(setting: str = "mcr", metrics=("p@1", "ndcg@10"), policies=("docid-desc", "input-order"),
@@ -48,14 +48,14 @@ def test_a_pooled_run_keeps_its_own_setting_precision_and_instruction():
 def test_the_moved_line_names_each_field_that_differs_from_the_sidebar():
     shown = sidebar()
     cond = upload.board_condition(held(), shown)
-    line = hints.run_moved_line(cond, shown)
+    line = notices.run_moved_line(cond, shown)
     # each field that differs: the candidate's value, then the sidebar's in parentheses
     pairs = re.findall(r"\s*([^:;(]+?) \(the sidebar: ([^)]+)\)", line.split(": ", 1)[1])
     assert pairs == [("MCR", "full retrieval"), ("p@1", "ndcg@10"),
                      ("without instruction", "instructions as published")], line
     assert "fp32" not in line and "ties" not in line  # what agrees is not said
     assert "\n" not in line
-    assert hints.run_moved_line(cond, cond) == ""
+    assert notices.run_moved_line(cond, cond) == ""
 
 
 def test_the_sources_line_calls_an_upload_your_upload(tmp_path, fresh_answers):

@@ -3,8 +3,7 @@ import pandas as pd
 import pytest
 
 from evalcore.store import Leaderboard
-from ui import board as boards
-from ui import words
+from ui import notices, words
 
 
 @pytest.mark.parametrize(("n", "noun", "plural", "said"), [
@@ -35,7 +34,7 @@ def _board(n_swaps: int) -> Leaderboard:
     (7, "The tie policy decides the order of 7 pairs on G", "; and 3 more pairs."),
 ])
 def test_the_policy_swap_notice_counts_in_words(n_swaps, start, more):
-    line = boards.swaps_line(_board(n_swaps))
+    line = notices.swaps_line(_board(n_swaps))
     assert line.startswith(start + " — "), line
     assert "(s)" not in line
     assert (more in line) if more else ("more pair" not in line)
