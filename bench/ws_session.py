@@ -57,6 +57,7 @@ VALUE_FIELD = {
     "selectbox": "string_value", "radio": "string_value", "text_input": "string_value",
     "text_area": "string_value", "checkbox": "bool_value", "multiselect": "string_array_value",
     "button_group": "string_array_value", "number_input": "double_value", "slider": "double_array_value",
+    "dataframe": "string_value",  # a table with row selection (it has an id): its selection as JSON
 }
 TRIGGER_KINDS = {"button"}  # a click is sent once as trigger_value=True
 
@@ -182,7 +183,7 @@ class PageTree:
         if not widget_id or kind not in VALUE_FIELD:
             return
         field_name = VALUE_FIELD[kind]
-        if proto.set_value:
+        if getattr(proto, "set_value", False):  # a table has no set_value: its default selection is its value
             value = self._set_value(kind, proto)
         elif widget_id in self.widget_values:
             return
@@ -213,6 +214,8 @@ class PageTree:
             return proto.default if proto.HasField("default") else None
         if kind == "checkbox":
             return bool(proto.default)
+        if kind == "dataframe":  # the browser sends the selection it was given back, as given
+            return proto.selection_default or None
         return _field_value(proto, "default")
 
     def _finished(self, status: int) -> None:

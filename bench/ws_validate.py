@@ -91,7 +91,7 @@ def summarize(tree: PageTree) -> dict[tuple[int, ...], tuple]:
             inner = getattr(p, kind[6:], None)
             label = getattr(inner, "label", "") if inner is not None else ""
             out[path] = (kind, label)
-        elif kind in VALUE_FIELD or kind in ("button", "download_button"):
+        elif kind != "dataframe" and (kind in VALUE_FIELD or kind in ("button", "download_button")):
             out[path] = (kind, p.id if kind != "download_button" else "", p.label,
                          tuple(getattr(p, "options", ())), getattr(p, "disabled", False), getattr(p, "help", ""))
         elif kind == "dataframe":
@@ -99,7 +99,8 @@ def summarize(tree: PageTree) -> dict[tuple[int, ...], tuple]:
             styler = p.arrow_data.styler if p.arrow_data.HasField("styler") else None
             display = _arrow(styler.display_values) if styler is not None else None
             out[path] = (kind, table, display, UUID.sub("T_", styler.styles) if styler else "",
-                         styler.caption if styler else "", p.columns, tuple(p.column_order))
+                         styler.caption if styler else "", p.columns, tuple(p.column_order), p.id,
+                         tuple(p.selection_mode), p.selection_default)
         elif kind == "plotly_chart":
             out[path] = (kind, UUID.sub("", p.spec), p.config)
         elif kind in ("markdown", "heading", "code", "alert", "metric", "exception", "text"):
@@ -251,18 +252,23 @@ def _on_screen(label: str, drawn: set[str]) -> bool:
 def _missing(tree: PageTree, drawn: set[str]) -> bool:
     """Whether a widget the client mounted has no label on screen (yet)."""
     return any(node.proto.label.strip() and tree.mounted(node.path) and not _on_screen(node.proto.label.strip(), drawn)
-               for node in tree.widgets(mounted_only=False).values())
+               for node in _controls(tree, mounted_only=False).values())
+
+
+def _controls(tree: PageTree, mounted_only: bool = True) -> dict:
+    """The widgets with a label (controls), by id: not a table whose rows can be selected."""
+    return {widget_id: node for widget_id, node in tree.widgets(mounted_only).items() if node.kind != "dataframe"}
 
 
 def check_drawn(tree: PageTree, drawn: set[str], step: Step) -> None:
-    for widget_id, node in tree.widgets(mounted_only=False).items():
+    for widget_id, node in _controls(tree, mounted_only=False).items():
         label = node.proto.label.strip()
         if not label:
             continue
         on_screen = _on_screen(label, drawn)
         if tree.mounted(node.path) and not on_screen:
             step.differences.append(f"{node.path} {node.kind} {label!r}: mounted per the client, not drawn by Chromium")
-        if not tree.mounted(node.path) and on_screen and sum(1 for n in tree.widgets(False).values()
+        if not tree.mounted(node.path) and on_screen and sum(1 for n in _controls(tree, False).values()
                                                               if n.proto.label.strip() == label) == 1:
             step.differences.append(f"{node.path} {node.kind} {label!r}: inside a closed popover, yet drawn by "
                                     "Chromium")
@@ -270,14 +276,14 @@ def check_drawn(tree: PageTree, drawn: set[str], step: Step) -> None:
 
 def _pick_change(tree: PageTree, avoid: str = ""):
     """A sidebar selectbox with another option to pick: (widget id, label, new option)."""
-    for widget_id, node in tree.widgets().items():
+    for widget_id, node in _controls(tree).items():
         if node.kind == "selectbox" and node.path[0] == 1 and len(node.proto.options) > 1:
             current = tree.widget_values.get(widget_id, (None, None))[1]
             others = [o for o in node.proto.options if o != current]
             wanted = node.proto.label in ("Benchmark", "Metric", "Precision")
             if others and wanted and f"({node.proto.label} " not in avoid:
                 return widget_id, node.proto.label, others[0]
-    for widget_id, node in tree.widgets().items():
+    for widget_id, node in _controls(tree).items():
         if node.kind == "selectbox" and len(node.proto.options) > 1:
             current = tree.widget_values.get(widget_id, (None, None))[1]
             return widget_id, node.proto.label, next(o for o in node.proto.options if o != current)
