@@ -129,6 +129,12 @@ def task_values(per_query: pd.DataFrame) -> list[TaskValues]:
     ``oblivious``, ``expected``, ``min``, ``max``: the ``query_metrics`` contract, or :func:`evaluate_policies`'s
     output). Every policy of a (task, metric) must cover the same queries; expected/min/max come from the first
     policy's rows (they do not depend on the policy)."""
+    values = ["oblivious", "expected", "min", "max"]
+    missing = per_query[values].isna().any(axis=1)
+    if missing.any():  # a mean over the rest would be a value no ordering of the ties gives
+        row = per_query[missing].iloc[0]
+        raise InputError(f"task {row['task']} {row['metric']} query {row['qid']}: expected a value for each of "
+                         f"{', '.join(values)}, found none in {int(missing.sum())} row(s)")
     out = []
     for (task, metric), group in per_query.groupby(["task", "metric"], sort=False, observed=True):
         by_policy = {str(policy): rows for policy, rows in group.groupby("tie_policy", sort=False, observed=True)}

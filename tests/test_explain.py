@@ -169,3 +169,12 @@ def test_every_shipped_policy_value_is_reproduced_and_a_planted_value_is_not(pat
         lo, hi = means.loc[(means["label"] == key[0]) & (means["metric"] == key[1]), ["lo", "hi"]].iloc[0]
         assert math.isclose(verdict.values.min, lo, abs_tol=1e-12) and math.isclose(verdict.values.max, hi,
                                                                                      abs_tol=1e-12)
+
+
+def test_a_missing_per_query_value_is_an_input_error_not_a_mean_over_the_rest():
+    rows = pd.DataFrame({"task": "T", "metric": "ndcg@10", "tie_policy": "docid-desc", "qid": ["q1", "q2"],
+                         "oblivious": [0.5, 1.0], "expected": [0.5, float("nan")], "min": [0.5, 1.0],
+                         "max": [0.5, 1.0]})
+    with pytest.raises(InputError, match="query q2"):
+        explain.task_values(rows)
+    assert explain.task_values(rows.fillna(1.0))[0].expected == 0.75
