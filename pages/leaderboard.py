@@ -198,7 +198,7 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, c
                       hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—",
                       key=key, on_select=partial(_pins_changed, key, names), selection_mode="multi-row",
                       selection_default={"selection": {"rows": [names.index(s) for s in pins]}})
-    _pinned_row(view, names, common)
+    _pinned_row(view, names, pins, common)
     sources = data.provenance(view.data).describe(table["source"] if "source" in table else [])
     snapshot = data.provenance(view.data).snapshot
     provenance = ("Sources: " + "; ".join(sources) if sources else  # e.g. runs ingested or imported from CRUMB
@@ -228,10 +228,9 @@ def _pins_changed(key: str, names: list[str]) -> None:
                  f"{state.MAX_VALUES_PER_KEY} are kept.", icon=":material/push_pin:")
 
 
-def _pinned_row(view, names: list[str], common: bool) -> None:
-    """The pinned rows named, and the buttons that use them: compare them, rank them on their common tasks,
-    unpin them all."""
-    pins = state.pinned(PIN_KEY, names, label="Pinned rows")
+def _pinned_row(view, names: list[str], pins: list[str], common: bool) -> None:
+    """The ``pins`` among the table's rows (``names``) named, and the buttons that use them: compare them, rank
+    them on their common tasks, unpin them all."""
     if not pins:
         drawing.caption(":material/push_pin: Tick rows (left of a row) to pin them: **Compare pinned** opens them side "
                         "by side, and with **Rank on common tasks** the board ranks only them. Pins are in the link.")

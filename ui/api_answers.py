@@ -239,13 +239,9 @@ def _bounded(record: dict) -> dict:
 
 def _params_out(endpoint: Endpoint, asked: Asked, **shown: str) -> dict[str, str | list[str]]:
     """The validated parameters as a view link carries them: the condition always, the rest as given."""
-    cond = asked.cond
-    instruction = {None: "any", False: "without", True: "with"}[cond.instruction]
-    out: dict[str, str | list[str]] = {"bench": cond.benchmark, "setting": cond.setting, "metric": cond.metric,
-                                       "instr": instruction}
-    if endpoint.name != "rank-flips":
-        out["prec"] = cond.precision
-    out["ties"] = cond.tie_policy
+    out: dict[str, str | list[str]] = dict(sidebar.url_values(asked.cond))
+    if endpoint.name == "rank-flips":  # its two precisions are flip_a and flip_b
+        del out["prec"]
     for key, values in asked.params.items():
         if key not in out and key not in shown:
             out[key] = values if state.PARAMS[key].repeatable else values[0]
