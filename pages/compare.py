@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from evalcore.aggregate import holm_adjusted
+from evalcore.uncertainty.separability import holm_adjusted
 from ui import charts, data, drawing, drilldown, glossary, hints, notices, sidebar, state, tables
 
 TITLE = "Compare"
@@ -18,7 +18,7 @@ MAX_SYSTEMS = 4
 NEED = sidebar.Need("two systems with per-query results", sidebar.rows_with_two_systems_with_query_data, soft=True)
 VALUES = {"expected": "expected (tie-aware)", "oblivious": "oblivious (as reported)"}
 HOLM_HELP = ("The p-value adjusted for testing several pairs at once (Holm–Bonferroni, "
-             "`evalcore.aggregate.holm_adjusted`): sorted ascending, the i-th smallest of m is multiplied by "
+             "`evalcore.uncertainty.separability.holm_adjusted`): sorted ascending, the i-th smallest of m is multiplied by "
              "m − i + 1, raised to the one before it if lower, and capped at 1.")
 
 

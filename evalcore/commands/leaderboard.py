@@ -4,16 +4,18 @@ aggregate over tasks (RAR-b: the geometric mean G; R2MED: the arithmetic mean, i
 
 Every format carries every system: systems missing a task (or with no usable value for one) are not ranked;
 the table lists them after the ranked rows, CSV and LaTeX as rows with an empty rank and ``complete`` false,
-JSON under ``incomplete``. Every ranked row carries its shared rank, rank range, interval over tasks (with its
-kind) and tier (:func:`evalcore.store.statistics.task_level`), and rows with per-query results their interval
-and rank range over queries and ties (``combined_*``); ``--seed``, ``--resamples``, ``--level`` and
-``--common-tasks`` are the dashboard's URL keys ``seed``, ``resamples``, ``level``, ``common``. The table says
-which aggregate ranks and under which tie policy, how many adjacent pairs differ, who could be first, and notes
-the pairs whose order by that tie policy differs from their order by expected values.
+JSON under ``incomplete``. Every ranked row carries, through both lenses of :mod:`evalcore.uncertainty` —
+``queries_*`` "on these tasks", ``tasks_*`` "on new tasks like these" — its interval (``_lo``/``_hi``), rank
+set (``_rank_lo``/``_rank_hi``, of the ``--ranks`` kind), tier and whether it could be #1 (``_first``);
+``rank`` is the competition rank of the aggregate's point values. ``--level``, ``--ranks``, ``--lens`` and
+``--common-tasks`` are the dashboard's URL keys ``level``, ``ranks``, ``lens``, ``common``. The table says which
+aggregate ranks and under which tie policy, how many adjacent pairs differ through each lens (and, when none does,
+why), who could be first, and notes the pairs whose order by that tie policy differs from their order by expected
+values.
 
 ``--candidate RUN`` (:mod:`evalcore.candidate`) evaluates your run of the shipped tasks
 (``evalcore tasks export``) tie-aware against the shipped qrels and shows it on the board in memory (the data
-directory is not written): its row is marked, and the board adds bootstrap intervals and rank intervals.
+directory is not written): its row is marked, with its intervals and rank sets through both lenses.
 """
 from __future__ import annotations
 
@@ -28,19 +30,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 INSTRUCTION_CHOICES = {"with": True, "without": False, "any": None}
 AGGREGATE_NAMES = {"g": "G", "geometric": "G", "gmean": "G", "mean": "mean", "arithmetic": "mean", "avg": "mean"}
-SUMMARY = {  # ranking aggregate -> the summary columns shown, in order (interval_* added by _with_interval)
-    "G": ["shared_rank", "rank_lo", "rank_hi", "system", "G", "interval_lo", "interval_hi", "interval_kind", "tier",
-          "G_min", "G_max", "G_expected", "combined_lo", "combined_hi", "combined_rank_lo", "combined_rank_hi",
-          "rank", "mean", "n_tasks", "complete"],
-    "mean": ["shared_rank", "rank_lo", "rank_hi", "system", "mean", "interval_lo", "interval_hi", "interval_kind",
-             "tier", "mean_min", "mean_max", "mean_expected", "combined_lo", "combined_hi", "combined_rank_lo",
-             "combined_rank_hi", "rank", "G", "n_tasks", "complete"],
+LENS_SUMMARY = [f"{lens}_{column}" for lens in ("queries", "tasks")
+                for column in ("lo", "hi", "rank_lo", "rank_hi", "tier", "first")]
+SUMMARY = {  # ranking aggregate -> the summary columns shown, in order
+    "G": ["rank", "system", "G", *LENS_SUMMARY, "G_min", "G_max", "G_expected", "mean", "n_tasks", "complete"],
+    "mean": ["rank", "system", "mean", *LENS_SUMMARY, "mean_min", "mean_max", "mean_expected", "G", "n_tasks",
+             "complete"],
 }
-SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected", "interval_lo",
-                 "interval_hi", "combined_lo", "combined_hi")
-INTEGER_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "tier", "combined_rank_lo", "combined_rank_hi", "rank")
-LATEX_COLUMNS = ("shared_rank", "rank_lo", "rank_hi", "system", "G", "mean", "interval_lo", "interval_hi", "tier",
-                 "n_tasks", "complete")
+SCORE_COLUMNS = ("G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected", "queries_lo",
+                 "queries_hi", "tasks_lo", "tasks_hi")
+INTEGER_COLUMNS = ("rank", "queries_rank_lo", "queries_rank_hi", "queries_tier", "tasks_rank_lo", "tasks_rank_hi",
+                   "tasks_tier")
+LATEX_COLUMNS = ("rank", "system", "G", "mean", "queries_lo", "queries_hi", "queries_rank_lo", "queries_rank_hi",
+                 "tasks_lo", "tasks_hi", "tasks_rank_lo", "tasks_rank_hi", "n_tasks", "complete")
 BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED", "crumb": "CRUMB"}
 SWAPS_LISTED = 5  # pairs named in the note; the rest are counted
 LATEX_SPECIALS = {
@@ -72,13 +74,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what ranks: G (geometric mean over tasks) or mean (arithmetic mean); default the "
                              "benchmark's own: G for RAR-b, mean for R2MED, G otherwise")
     parser.add_argument("--data", default=None, help="data directory (default $TIEBREAK_DATA or data)")
-    parser.add_argument("--seed", default=0, type=_whole("seed", 0, 2**31 - 1),
-                        help="seed of the resampling (default 0; the dashboard's URL key seed)")
-    parser.add_argument("--resamples", default=1000, type=_whole("resamples", 0, 100_000),
-                        help="resamples of the tasks (and of the queries where per-query results exist) behind "
-                             "the intervals, rank ranges and tiers; 0 = none (default 1000; URL key resamples)")
     parser.add_argument("--level", default=0.95, type=_level,
-                        help="confidence level of intervals, rank ranges and tests (default 0.95; URL key level)")
+                        help="confidence level of intervals, rank sets and tests, at least 0.5 and below 1 "
+                             "(default 0.95; URL key level)")
+    parser.add_argument("--ranks", default="marginal", choices=("marginal", "simultaneous"),
+                        help="rank sets that hold for each row on its own (marginal) or for every row at once "
+                             "(simultaneous) at the level (default marginal; URL key ranks)")
+    parser.add_argument("--lens", default="queries", choices=("queries", "tasks"),
+                        help="the lens the table's first columns show: queries = on these tasks, tasks = on new "
+                             "tasks like these; every format carries both (default queries; URL key lens)")
     parser.add_argument("--common-tasks", action="store_true",
                         help="rank every system on the tasks all of them have (name some with --system), "
                              "naming the tasks dropped (URL key common)")
@@ -88,18 +92,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from evalcore.commands._candidate import add_candidate_arguments
 
     add_candidate_arguments(parser, required=False)
-
-
-def _whole(name: str, low: int, high: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {name} {text!r}: expected a whole number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"invalid {name} {value}: expected {low} to {high:,}")
-        return value
-    return parse
 
 
 def _level(text: str) -> float:
@@ -247,30 +239,20 @@ def _notes(board: "Leaderboard", cond, policy_reason: str) -> list[str]:
 
 
 def separability_lines(board: "Leaderboard") -> list[str]:
-    """What the table says of the board's uncertainty: the resampling, which adjacent differences are real,
-    the tiers and who could be first, and what the board stands on (common tasks, unreadable files)."""
+    """What the table says of the board's uncertainty: through each lens, which adjacent differences are real
+    (or why none is), who could be first and the tiers; and what the board stands on (common tasks, unreadable
+    files)."""
     lines = []
-    sampled = board.resampling
     if board.common_tasks is not None:
         common = board.common_tasks
         lines.append(f"common-task ranking of {common.n_systems} systems on the {len(common.tasks)} tasks all of "
                      f"them have ({', '.join(common.tasks) or 'none'}); dropped {len(common.dropped)}: "
                      f"{', '.join(common.dropped) or 'none'}")
-    if sampled is not None and len(board.ranked):
-        ranked = board.ranked
-        percent = f"{sampled.level:.0%}"
-        lines.append(f"intervals and rank ranges over tasks: {sampled.resamples} paired resamples of the "
-                     f"{len(board.tasks)} tasks, seed {sampled.seed}, {percent} (interval_kind tasks); combined_* "
-                     "is the interval over queries joined with the tie range (per-query rows only)")
-        adjacent = board.adjacent
-        if adjacent is not None and len(adjacent):
-            kinds = adjacent["kind"].value_counts()
-            how = ", ".join(f"{int(kinds[k])} over {k}" for k in ("tasks", "queries") if k in kinds)
-            lines.append(f"{board.n_adjacent_differ} of {len(adjacent)} adjacent pairs differ at {percent} "
-                         f"(paired tests, Holm-adjusted; {how})")
-        first = ranked.loc[ranked["could_be_first"], "system"].tolist()
-        lines.append(f"could be #1 ({len(first)}): {', '.join(first[:8])}{' …' if len(first) > 8 else ''}; "
-                     f"{int(ranked['tier'].max())} tier(s)")
+    if board.lenses and len(board.ranked):
+        lines.append(f"uncertainty at {board.level:.0%}, {board.ranks} rank sets (docs/DESIGN.md § Uncertainty): "
+                     "queries_* = on these tasks, tasks_* = on new tasks like these")
+        for name, lens in board.lenses.items():
+            lines.append(lens_line(board, lens))
     if board.declared_tasks is None and len(board.ranked):
         lines.append("tasks: those present in the data (no benchmarks.json in the data folder declares them)")
     if board.tasks_without_results:
@@ -278,6 +260,26 @@ def separability_lines(board: "Leaderboard") -> list[str]:
     for note in board.notes:
         lines.append(f"note: {note}")
     return lines
+
+
+def lens_line(board: "Leaderboard", lens) -> str:
+    """One lens in one line: N of M adjacent pairs differ (or why none does, or why the lens says nothing), who
+    could be #1, how many tiers."""
+    if not lens.available:
+        return f"{lens.question} ({lens.name}): not available — {lens.reason}"
+    ranked = board.ranked
+    untested = lens.n_pairs - lens.n_tested
+    line = (f"{lens.question} ({lens.name}): {lens.n_differ} of {lens.n_pairs} adjacent pairs differ "
+            f"(one-sided, Holm-adjusted" + (f"; {untested} pair(s) with a zero-G system not tested" if untested
+                                             else "") + ")")
+    strongest = lens.strongest
+    if strongest is not None:
+        line += (f"; none can: the strongest, {strongest['system_1']} over {strongest['system_2']}, has "
+                 f"p = {strongest['p_value']:.2g} against Holm's first threshold "
+                 f"{1 - board.level:.2g}/{strongest['n_tested']} = {strongest['threshold']:.2g}")
+    first = ranked.loc[ranked[f"{lens.name}_first"].astype(bool), "system"].tolist()
+    return (line + f"; could be #1 ({len(first)}): {', '.join(first[:8])}{' …' if len(first) > 8 else ''}; "
+            f"{int(ranked[f'{lens.name}_tier'].max())} tier(s)")
 
 
 def _with_interval(board: "Leaderboard", frame: "pd.DataFrame") -> "pd.DataFrame":
@@ -319,11 +321,11 @@ def run(args: argparse.Namespace) -> int:
     tie_policy, policy_reason = _resolve_tie_policy(conditions, args, metric, instruction)
     cond = Condition(benchmark=args.benchmark, metric=metric, setting=args.setting, instruction=instruction,
                      precision=args.precision, tie_policy=tie_policy)
-    board = store.leaderboard(cond, systems=args.system, bootstrap=args.resamples, seed=args.seed,
-                              aggregate=args.aggregate, level=args.level, common_tasks=args.common_tasks)
+    board = store.leaderboard(cond, systems=args.system, aggregate=args.aggregate, level=args.level,
+                              ranks=args.ranks, common_tasks=args.common_tasks)
     if board.ranked.empty and board.incomplete.empty:
         raise _no_results(store, cond, conditions)
-    columns = SUMMARY[board.ranked_by] + board.tasks
+    columns = summary_columns(board.ranked_by, args.lens) + board.tasks
     if candidate is not None:
         return _print_with_candidate(board, cond, policy_reason, candidate, args.format,
                                      absent=_candidate_absent(cond, args))
@@ -335,10 +337,10 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         from evalcore.csv_export import to_csv_text
 
-        # every row says how its intervals were resampled (the URL's keys) and what its data lack
+        # every row says the level and kind of its rank sets (the URL's keys) and what its data lack
         rows = exported[columns + [c for c in EXPORT_PROVENANCE if c in exported]]
         sys.stdout.write(to_csv_text(rows, float_format="%.6g", lineterminator="\n"))
-    elif args.format == "latex":  # a paper's table: ranks, score, interval over tasks, tier
+    elif args.format == "latex":  # a paper's table: rank, score, both lenses' intervals and rank sets
         narrow = [c for c in columns if c in LATEX_COLUMNS or c in board.tasks]
         print(_latex(rows[narrow], [c for c in numeric if c in narrow]))
         for line in separability_lines(board):
@@ -362,8 +364,8 @@ def run(args: argparse.Namespace) -> int:
 def json_record(board: "Leaderboard", cond, digits: int = 6) -> dict:
     """The board as ``--format json`` prints it (and the dashboard's JSON API serves it, ``ui/api.py``): the
     condition, what ranks, the tasks, the ranked rows (the summary columns, then the tasks; NaN as null, floats
-    rounded to ``digits`` decimals), the systems not ranked, the resampling, the separability headline, the
-    common tasks and what the board says of its data."""
+    rounded to ``digits`` decimals), the systems not ranked, the uncertainty (level, kind of rank sets, and per
+    lens the adjacent pairs' tests and who could be #1), the common tasks and what the board says of its data."""
     import json
 
     def records(df):
@@ -374,36 +376,55 @@ def json_record(board: "Leaderboard", cond, digits: int = 6) -> dict:
     return {"condition": dict(cond.__dict__), "ranked_by": board.ranked_by, "tasks": board.tasks,
             "task_names": board.task_names, "ranked": records(rows.head(len(board.ranked))),
             "incomplete": records(board.incomplete),
-            "resampling": None if board.resampling is None else dict(board.resampling.__dict__),
-            "separability": _separability_record(board, records),
+            "uncertainty": _uncertainty_record(board, records),
             "common_tasks": None if board.common_tasks is None else dict(board.common_tasks.__dict__),
             "tasks_without_results": board.tasks_without_results, "notes": board.notes,
             "zero_task_systems": board.zero_task_systems,
             "policy_swaps": None if swaps is None else records(swaps)}
 
 
-def _separability_record(board: "Leaderboard", records) -> dict | None:
-    """The JSON's separability headline: how many adjacent pairs differ, each pair's test, who could be #1."""
-    if board.adjacent is None:
+def summary_columns(ranked_by: str, lens: str = "queries") -> list[str]:
+    """The summary columns of a board ranked by ``ranked_by``, the ``lens`` shown first of the two."""
+    columns = list(SUMMARY[ranked_by])
+    if lens == "tasks":
+        queries = [c for c in columns if c.startswith("queries_")]
+        tasks = [c for c in columns if c.startswith("tasks_")]
+        at = columns.index(queries[0])
+        rest = [c for c in columns if c not in queries and c not in tasks]
+        columns = rest[:at] + tasks + queries + rest[at:]
+    return columns
+
+
+def _uncertainty_record(board: "Leaderboard", records) -> dict | None:
+    """The JSON's uncertainty: the level and kind of the rank sets, and per lens what it answers, whether it can
+    speak of this board (and why not), how many adjacent pairs differ (each pair's test; the strongest pair when
+    none does), who could be #1 and how many tiers."""
+    if not board.lenses:
         return None
     ranked = board.ranked
-    return {"n_adjacent_differ": board.n_adjacent_differ, "n_adjacent": int(len(board.adjacent)),
-            "level": board.resampling.level, "adjustment": "holm", "adjacent": records(board.adjacent),
-            "could_be_first": ranked.loc[ranked["could_be_first"], "system"].tolist(),
-            "n_tiers": int(ranked["tier"].max()) if len(ranked) else 0}
+    lenses = {}
+    for name, lens in board.lenses.items():
+        record = {"question": lens.question, "available": lens.available, "reason": lens.reason or None}
+        if lens.available:
+            record.update({
+                "n_adjacent_differ": lens.n_differ, "n_adjacent": lens.n_pairs, "n_tested": lens.n_tested,
+                "test": "one-sided in the board's order, Holm-adjusted", "adjacent": records(lens.adjacent),
+                "strongest_when_none_differ": lens.strongest,
+                "could_be_first": ranked.loc[ranked[f"{name}_first"].astype(bool), "system"].tolist(),
+                "n_tiers": int(ranked[f"{name}_tier"].max()) if len(ranked) else 0})
+        lenses[name] = record
+    return {"level": board.level, "ranks": board.ranks, "lenses": lenses}
 
 
-CANDIDATE_BOOTSTRAP = 1000  # resamples of the intervals shown with a candidate
 CANDIDATE_MARK = "<<"
 
 
 def _candidate_columns(board: "Leaderboard") -> list[str]:
-    """The columns of a board with a candidate: its aggregate's point, tie range and expected value, the
-    bootstrap interval, the rank interval and the shared rank, then the tasks."""
+    """The columns of a board with a candidate: its aggregate's point, expected value and tie range, both lenses'
+    intervals, rank sets and tiers, then the tasks."""
     by = board.ranked_by
-    return (["rank", "system", by, f"{by}_expected", f"{by}_min", f"{by}_max", f"{by}_lo", f"{by}_hi",
-             "combined_rank_lo", "combined_rank_hi", "combined_shared_rank", "shared_rank", "rank_lo", "rank_hi",
-             f"{by}_task_lo", f"{by}_task_hi", "tier", "n_tasks"] + board.tasks)
+    return (["rank", "system", by, f"{by}_expected", f"{by}_min", f"{by}_max", *LENS_SUMMARY, "n_tasks"]
+            + board.tasks)
 
 
 def _candidate_absent(cond, args) -> str:
@@ -433,15 +454,14 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
 
     columns = _candidate_columns(board)
     frame = board.rows()[columns]
-    for column in ("combined_rank_lo", "combined_rank_hi", "combined_shared_rank", "shared_rank", "rank_lo",
-                   "rank_hi", "tier"):  # whole ranks (NaN where not known)
+    for column in INTEGER_COLUMNS:  # whole ranks (NaN where not known)
         frame[column] = frame[column].round().astype("Int64")
     is_candidate = (frame["system"] == name).to_numpy()
     if fmt == "json":
         records = json.loads(frame.assign(candidate=is_candidate).to_json(orient="records", double_precision=15))
         print(json.dumps({"condition": cond.__dict__, "ranked_by": board.ranked_by, "candidate": name,
-                          "bootstrap": board.bootstrap, "tasks": board.tasks, "task_names": board.task_names,
-                          "rows": records}, indent=2))
+                          "level": board.level, "ranks": board.ranks, "tasks": board.tasks,
+                          "task_names": board.task_names, "rows": records}, indent=2))
         return 0
     if fmt == "csv":
         from evalcore.csv_export import to_csv_text
@@ -461,12 +481,13 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
     ranked = board.ranked[board.ranked["system"] == name]
     if len(ranked):
         row = ranked.iloc[0]
-        print(f"{CANDIDATE_MARK} {name}: rank {int(row['rank'])} of {len(board.ranked)} (rank interval over "
-              f"queries and ties {_rank(row['combined_rank_lo'])}-{_rank(row['combined_rank_hi'])}, shared rank "
-              f"{_rank(row['combined_shared_rank'])}; over tasks {_rank(row['rank_lo'])}-{_rank(row['rank_hi'])}, "
-              f"tier {_rank(row['tier'])}); {by} {row[by]:.4f}, expected {row[f'{by}_expected']:.4f}, tie range "
-              f"[{row[f'{by}_min']:.4f}, {row[f'{by}_max']:.4f}], bootstrap 95% [{row[f'{by}_lo']:.4f}, "
-              f"{row[f'{by}_hi']:.4f}] ({board.bootstrap} resamples)")
+        percent = f"{board.level:.0%}"
+        print(f"{CANDIDATE_MARK} {name}: rank {int(row['rank'])} of {len(board.ranked)}; {by} {row[by]:.4f}, "
+              f"expected {row[f'{by}_expected']:.4f}, tie range [{row[f'{by}_min']:.4f}, {row[f'{by}_max']:.4f}]; "
+              f"on these tasks: {percent} [{row['queries_lo']:.4f}, {row['queries_hi']:.4f}], ranks "
+              f"{_rank(row['queries_rank_lo'])}-{_rank(row['queries_rank_hi'])} ({board.ranks}), tier "
+              f"{_rank(row['queries_tier'])}; on new tasks like these: ranks {_rank(row['tasks_rank_lo'])}-"
+              f"{_rank(row['tasks_rank_hi'])}, tier {_rank(row['tasks_tier'])}")
     else:
         reason = board.incomplete.loc[board.incomplete["system"] == name, "reason"]
         print(f"{CANDIDATE_MARK} {name}: " + (f"not ranked ({reason.iloc[0]})" if len(reason) else absent))

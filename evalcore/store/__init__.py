@@ -6,7 +6,8 @@
   and skips what cannot be used, with the reason; loads the rest into DuckDB;
 - :mod:`~evalcore.store.queries` — every question as SQL with bound parameters (task tables, facets, systems,
   tie summaries, per-query rows);
-- :mod:`~evalcore.store.statistics` — bootstrap and rank intervals, the paired randomization test;
+- :mod:`~evalcore.store.statistics` — the rows a board's uncertainty needs (:mod:`evalcore.uncertainty` does
+  the maths), the paired randomization test;
 
 plus :mod:`~evalcore.store.answers` (the question and answer types) and :mod:`~evalcore.store.derived` (the
 derived data written beside each per-query file: its per-group sums, keyed by the file's sha256 and a format
@@ -34,14 +35,15 @@ from evalcore import schema
 from evalcore.errors import InputError
 from evalcore.schema import CONDITION_KEY, DEFAULT_TIE_POLICY, QUERY_METRICS as QUERY_METRICS_COLUMNS
 from evalcore.store import catalogue, derived, manifest, queries, statistics
-from evalcore.store.answers import (CommonTasks, Condition, Gap, Leaderboard, LoadWarning, PairedTest, RankFlips,
-                                    Resampling, SkippedFile)
+from evalcore.store.answers import (CommonTasks, Condition, Gap, Leaderboard, LensSummary, LoadWarning, PairedTest,
+                                    RankFlips, SkippedFile)
 from evalcore.store.catalogue import DATA_ENV, RUNS_DIR, classify_parquet, data_dir, metric_bounded_by_one
 from evalcore.store.statistics import query_matrix
+from evalcore.uncertainty import query_counts
 
 __all__ = [
     "CONDITION_KEY", "DATA_ENV", "DEFAULT_TIE_POLICY", "QUERY_METRICS_COLUMNS", "RUNS_DIR", "CommonTasks", "Condition",
-    "Gap", "Leaderboard", "LoadWarning", "PairedTest", "RankFlips", "Resampling", "SkippedFile", "Store",
+    "Gap", "Leaderboard", "LensSummary", "LoadWarning", "PairedTest", "RankFlips", "SkippedFile", "Store",
     "classify_parquet", "data_dir", "metric_bounded_by_one", "query_matrix",
 ]
 
@@ -79,13 +81,16 @@ class Store:
         found = manifest.read(self.data_dir)
         if found.problem:
             loaded.skipped.append(SkippedFile(found.path, found.problem))
+        counts = query_counts.read(self.data_dir)
+        if counts.problem:
+            loaded.skipped.append(SkippedFile(counts.path, counts.problem))
         db = queries.Database(loaded.conn, loaded.query_files, loaded.null_key_files, loaded.file_index_free,
                               loaded.file_sha256)
         if self._overlay is not None:
             rows, sums, _ = self._overlay
             db = db.with_overlay(rows, sums)
         with self._lock:
-            self._loaded, self._db, self._manifest = loaded, db, found
+            self._loaded, self._db, self._manifest, self._counts = loaded, db, found, counts
             self.skipped, self.warnings = list(loaded.skipped), list(loaded.warnings)
 
     def _database(self) -> queries.Database:
@@ -162,7 +167,7 @@ class Store:
         with self._lock:
             loaded, db = self._loaded, self._db
         view._loaded = loaded
-        view._manifest = self._manifest
+        view._manifest, view._counts = self._manifest, self._counts
         view._db = db.with_overlay(rows, sums)
         view.skipped, view.warnings = list(loaded.skipped), list(loaded.warnings)
         return view
@@ -247,11 +252,11 @@ class Store:
         cond: Condition,
         systems: Iterable[str] | None = None,
         tasks: Iterable[str] | None = None,
-        bootstrap: int = 1000,
-        seed: int = 0,
         aggregate: str | None = None,
         level: float = 0.95,
+        ranks: str = "marginal",
         common_tasks: bool = False,
+        uncertainty: bool = True,
     ) -> Leaderboard:
         """Systems ranked by ``aggregate`` (competition 'min' ranks) over ``tasks`` (None = the tasks the
         benchmark declares for ``cond.setting`` in the data's manifest (:mod:`evalcore.store.manifest`), else
@@ -259,10 +264,13 @@ class Store:
         G for RAR-b, mean for R2MED). Systems missing a task go to ``incomplete``; with ``common_tasks`` the
         board ranks every shown system on the tasks all of them have instead (:class:`CommonTasks` names them).
 
-        ``bootstrap`` resamples (0 = none) with ``seed`` and ``level`` give every ranked row its interval and
-        rank set over tasks, its tier and the adjacent pairs' tests (:func:`statistics.task_level`), and rows
-        with per-query data their interval over queries and ties. ``policy_swaps`` lists the pairs whose order
-        by ``cond.tie_policy`` differs from their order by expected values."""
+        With ``uncertainty`` every ranked row gets, through both lenses of :mod:`evalcore.uncertainty` ("on these
+        tasks", "on new tasks like these"), its interval at ``level``, its rank set of kind ``ranks``
+        ("marginal" or "simultaneous"), its tier and whether it could be #1, and the board its adjacent pairs'
+        tests (:func:`statistics.lenses`). ``policy_swaps`` lists the pairs whose order by ``cond.tie_policy``
+        differs from their order by expected values."""
+        if not 0.0 < level < 1.0:
+            raise ValueError("level must lie strictly between 0 and 1")
         db = self._database()
         ranked_by = aggregate or _aggregate.official_aggregate(cond.benchmark)
         names = queries.as_list(systems)
@@ -291,21 +299,16 @@ class Store:
             ranked.columns.get_loc("zero_task") + 1, "has_query_data",
             ranked["system"].map(has_data).fillna(False).astype(bool),
         )
-        instruction_of = table.groupby("system")["instruction"].first()
-        interval_columns, used_resamples = statistics.leaderboard_intervals(
-            db, cond, ranked, ranked_by, task_list, instruction_of, bootstrap, seed, level)
-        insert_at = ranked.columns.get_loc("has_query_data") + 1
-        for offset, (name, values) in enumerate(interval_columns.items()):
-            ranked.insert(insert_at + offset, name, values)
         labels = _aggregate.task_column_labels(task_list)
-        query_p = (statistics.adjacent_query_p_values(db, cond, ranked, task_list, instruction_of)
-                   if bootstrap > 0 and len(ranked) > 1 else None)
-        upper = 1.0 if metric_bounded_by_one(cond.metric) else float("inf")
-        over_tasks = statistics.cached_task_level(ranked, labels, ranked_by, bootstrap, seed, level, query_p, upper,
-                                                  private=self._overlay is not None)
-        insert_at = ranked.columns.get_loc("combined_shared_rank") + 1
-        for offset, (name, values) in enumerate(over_tasks.columns.items()):
-            ranked.insert(insert_at + offset, name, values)
+        summaries = {}
+        if uncertainty:
+            instruction_of = table.groupby("system")["instruction"].first()
+            upper = 1.0 if metric_bounded_by_one(cond.metric) else float("inf")
+            columns, summaries = statistics.lenses(db, cond, ranked, table, task_list, labels, ranked_by,
+                                                   instruction_of, level, ranks, self._counts, upper)
+            insert_at = ranked.columns.get_loc("has_query_data") + 1
+            for offset, (name, values) in enumerate(columns.items()):
+                ranked.insert(insert_at + offset, name, values)
         swaps = _aggregate.order_swaps(ranked["system"].to_numpy(dtype=object), ranked[ranked_by].to_numpy(),
                                        ranked[f"{ranked_by}_expected"].to_numpy())
         return Leaderboard(
@@ -313,14 +316,13 @@ class Store:
             incomplete=incomplete,
             tasks=labels,
             zero_task_systems=ranked.loc[ranked["zero_task"], "system"].tolist(),
-            bootstrap=used_resamples,
             ranked_by=ranked_by,
             task_names=list(task_list),
             policy_swaps=swaps,
             tie_policy=cond.tie_policy,
-            resampling=Resampling(int(seed), int(bootstrap), float(level)) if bootstrap > 0 else None,
-            adjacent=_adjacent_frame(ranked, over_tasks.adjacent),
-            surely_above=over_tasks.surely_above,
+            level=float(level),
+            ranks=ranks,
+            lenses=summaries,
             declared_tasks=declared,
             tasks_without_results=[t for t in board_tasks if t not in present],
             common_tasks=common,
@@ -331,7 +333,7 @@ class Store:
         """What a board must say of the data it stands on: files that could not be read, a task manifest that
         could not be used (a board whose tasks no manifest declares says so by ``declared_tasks`` None)."""
         notes = []
-        unreadable = [item for item in self.skipped if item.path != self._manifest.path]
+        unreadable = [item for item in self.skipped if item.path not in (self._manifest.path, self._counts.path)]
         if unreadable:
             first = unreadable[0]
             notes.append(f"{len(unreadable)} file(s) under the data folder could not be used, so a task or "
@@ -339,6 +341,9 @@ class Store:
         if self._manifest.problem:
             notes.append(f"{self._manifest.path}: {self._manifest.problem}; the tasks present in the data are "
                          "the board's tasks")
+        if self._counts.problem:
+            notes.append(f"{self._counts.path}: {self._counts.problem}; the queries lens cannot bound published "
+                         "rows")
         return notes
 
     @staticmethod

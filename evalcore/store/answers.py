@@ -39,19 +39,42 @@ class LoadWarning:
     message: str
 
 
-EXPORT_PROVENANCE = ("resamples", "seed", "level", "board_notes")
-"""The columns :meth:`Leaderboard.export_frame` adds after a board's own: how its intervals were resampled, and
-what is wrong with its data (``board_notes``, only when something is)."""
+EXPORT_PROVENANCE = ("level", "ranks", "board_notes")
+"""The columns :meth:`Leaderboard.export_frame` adds after a board's own: the level and the kind of its rank sets,
+and what is wrong with its data (``board_notes``, only when something is)."""
+
+LENS_COLUMNS = ("lo", "hi", "rank_lo", "rank_hi", "tier", "first")
+"""What each lens adds to every ranked row, as ``<lens>_<name>`` (e.g. ``queries_rank_lo``): the interval of the
+board's aggregate, the rank set (of the board's kind), the tier and whether the row could be #1."""
 
 
 @dataclass(frozen=True)
-class Resampling:
-    """The parameters of a board's resampling (seed, resamples, confidence level): part of its URL and exports,
-    so a shared link reproduces the same intervals."""
+class LensSummary:
+    """What one lens (:mod:`evalcore.uncertainty`) says of a whole board: whether it can speak of it (``reason``
+    when not), its adjacent pairs' tests (system_1 above system_2 in the board's order, statistic, one-sided
+    p_value — NaN when not tested —, adjusted (Holm), differ), which rows are surely above which
+    (``surely_above[i, j]``: ranked row j surely above row i) and, when no pair differs, the strongest pair
+    against Holm's first threshold (``strongest``: system_1, system_2, p_value, threshold, n_tested)."""
 
-    seed: int = 0
-    resamples: int = 1000
-    level: float = 0.95
+    name: str
+    question: str
+    available: bool
+    reason: str = ""
+    adjacent: pd.DataFrame | None = None
+    surely_above: np.ndarray | None = None
+    strongest: dict | None = None
+
+    @property
+    def n_differ(self) -> int:
+        return 0 if self.adjacent is None else int(self.adjacent["differ"].sum())
+
+    @property
+    def n_pairs(self) -> int:
+        return 0 if self.adjacent is None else len(self.adjacent)
+
+    @property
+    def n_tested(self) -> int:
+        return 0 if self.adjacent is None else int(self.adjacent["p_value"].notna().sum())
 
 
 @dataclass(frozen=True)
@@ -69,56 +92,40 @@ class Leaderboard:
     """Result of :meth:`Store.leaderboard`."""
 
     ranked: pd.DataFrame  # rank, system, G, G_min, G_max, G_expected, mean, mean_min, mean_max, mean_expected,
-    #                       borda, n_tasks, complete, zero_task, has_query_data, then
-    #                       over queries and ties (NaN without per-query data on every task):
-    #                         G_lo, G_hi, mean_lo, mean_hi (bootstrap over queries), combined_rank_lo,
-    #                         combined_rank_hi; combined_lo, combined_hi, combined_shared_rank (every row: the
-    #                         hull of point, bootstrap interval and tie range; evalcore.ranks)
-    #                       over tasks (every row; evalcore.store.statistics.task_level):
-    #                         G_task_lo, G_task_hi, mean_task_lo, mean_task_hi, shared_rank (= rank_lo, 1 + the
-    #                         systems surely better), rank_lo, rank_hi, tier, could_be_first
-    #                       then one column per task (``tasks``). ``rank`` is the competition rank of the point
-    #                       values of ``ranked_by``; rows come in its order.
+    #                       borda, n_tasks, complete, zero_task, has_query_data, then for each lens of
+    #                       evalcore.uncertainty ("queries", "tasks"; :data:`LENS_COLUMNS`): <lens>_lo, <lens>_hi
+    #                       (interval of ``ranked_by``), <lens>_rank_lo, <lens>_rank_hi (rank set of kind
+    #                       ``ranks``), <lens>_tier, <lens>_first (could be #1) — NaN / 0 / False where the lens
+    #                       says nothing —, then one column per task (``tasks``). ``rank`` is the competition
+    #                       rank of the point values of ``ranked_by``; rows come in its order.
     incomplete: pd.DataFrame  # system, n_tasks, missing_tasks (list[str]), reason (str), then the task columns
     #                           (values where usable, else NaN)
     tasks: list[str]  # the task columns of ``ranked``, in order (a task's name, or "<name> (task)" when its
     #                   name is a summary column such as "rank" or "G": see aggregate.task_column_labels)
     zero_task_systems: list[str] = field(default_factory=list)  # ranked systems with G = 0 from a zero task
-    bootstrap: int = 0  # resamples used for G_lo/G_hi (0 = no per-query data)
     ranked_by: str = "G"  # the aggregate ``rank`` follows: "G" (geometric mean) or "mean" (arithmetic mean)
     task_names: list[str] = field(default_factory=list)  # the task names of ``tasks``, in the same order
     policy_swaps: pd.DataFrame | None = None  # pairs ordered one way by ``tie_policy`` and the other by their
     #   expected values (aggregate.order_swaps: system_1 ahead by policy, behind by expected; value_1/2,
     #   expected_1/2 in ``ranked_by``); empty = no pair; None = not computed (too many systems)
     tie_policy: str | None = None  # the tie policy of the oblivious values ranked
-    resampling: Resampling | None = None  # the task-level resampling's seed, resamples and level (None: none)
-    adjacent: pd.DataFrame | None = None  # neighbours in the rows' order: system_1, system_2, p_value, adjusted
-    #   (Holm over the pairs), differ (adjusted ≤ 1 − level), kind ("tasks" | "queries"); None = not computed
-    surely_above: np.ndarray | None = None  # [i, j]: ranked row j is surely better than row i (task level)
+    level: float = 0.95  # of every interval, rank set and test
+    ranks: str = "marginal"  # the kind of the rank sets: "marginal" (each row at ``level``) or "simultaneous"
+    lenses: dict = field(default_factory=dict)  # lens name -> LensSummary ({} = uncertainty not asked for)
     declared_tasks: list[str] | None = None  # the benchmark's declared tasks for this setting (None: undeclared)
     tasks_without_results: list[str] = field(default_factory=list)  # declared tasks no system has rows for
     common_tasks: CommonTasks | None = None  # set when the board ranks on the tasks all shown systems have
     notes: list[str] = field(default_factory=list)  # what the board must say of its data (unreadable files, …)
 
-    @property
-    def n_adjacent_differ(self) -> int:
-        return 0 if self.adjacent is None else int(self.adjacent["differ"].sum())
+    def lens(self, name: str) -> LensSummary | None:
+        """The :class:`LensSummary` of ``name`` ("queries" or "tasks"), None when not computed."""
+        return self.lenses.get(name)
 
     def export_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """``frame`` (rows of this board, e.g. :meth:`rows`) with what every export of it carries: interval_lo /
-        interval_hi / interval_kind (the ranking aggregate's interval over tasks), the combined interval emptied
-        where a row has neither a bootstrap interval nor a tie range (the store's is then its point, which a reader
-        would take for a measured zero width), the resampling (:data:`EXPORT_PROVENANCE`) and, when something is
-        wrong with the data, ``board_notes``."""
-        by = self.ranked_by
-        known = frame[[f"{by}_lo", f"{by}_min"]].notna().any(axis=1)
-        sampled = self.resampling
-        frame = frame.assign(
-            interval_lo=frame[f"{by}_task_lo"], interval_hi=frame[f"{by}_task_hi"],
-            interval_kind=frame[f"{by}_task_lo"].notna().map({True: "tasks", False: None}),
-            combined_lo=frame["combined_lo"].where(known), combined_hi=frame["combined_hi"].where(known),
-            resamples=sampled.resamples if sampled else 0, seed=sampled.seed if sampled else None,
-            level=sampled.level if sampled else None)
+        """``frame`` (rows of this board, e.g. :meth:`rows`) with what every export of it carries: the level and
+        kind of its rank sets (:data:`EXPORT_PROVENANCE`) and, when something is wrong with the data,
+        ``board_notes``."""
+        frame = frame.assign(level=self.level if self.lenses else None, ranks=self.ranks if self.lenses else None)
         notes = self.data_notes()
         return frame.assign(board_notes=notes) if notes else frame
 
