@@ -31,7 +31,7 @@ def render() -> None:
         return
     hints.condition_line(view)
     hints.sources_line(view)
-    board = data.leaderboard(view.data, view.cond, systems=view.systems, bootstrap=0)
+    board = data.leaderboard(view.data, view.cond, systems=view.systems, uncertainty=False)
     candidates = board.ranked["system"].tolist() + board.incomplete["system"].tolist()
     if len(candidates) < 2:
         hints.explain_missing(

@@ -4,6 +4,8 @@ from __future__ import annotations
 import html
 from functools import partial
 
+import pandas as pd
+
 import streamlit as st
 
 from ui import board as boards
@@ -11,16 +13,13 @@ from ui import (charts, data, drawing, glossary, hints, navigation, notices, scr
                 words)
 
 INTRO = (
-    "Each benchmark ranks by its own aggregate: **RAR-b by G**, the geometric mean of task scores, **R2MED by the "
-    "mean** (its site's “Avg”) and **CRUMB by the mean** over its eight tasks; the other stays selectable. Every "
-    "row has an **interval over tasks** — how "
-    "far its score would move had the benchmark drawn other tasks like these — and the **rank range** it allows; "
-    "systems not told apart share a rank and a **tier**. Where per-query results exist, the **tie range** "
-    "[min, max] over all orderings of tied documents and a bootstrap interval over queries stand beside it. "
-    f"Hover a column header for its definition, or open the {glossary.link('shared-rank', 'Glossary')}.")
+    "Systems ranked by each benchmark's own aggregate — **RAR-b by G**, the geometric mean of task scores, "
+    "**R2MED and CRUMB by the mean** — with the ranks each row can take through two lenses: **on these tasks** "
+    "(the tasks fixed, their queries a sample) and **on new tasks like these** (the tasks a sample). "
+    f"{glossary.link('on-these-tasks', 'How to read it')}.")
 MAX_COMPARED = 4  # Compare shows two to four systems
-BANDS = (("interval over tasks", "#cbd5e1", 14), ("bootstrap interval over queries", "#93c5fd", 8),
-         ("tie range [min, max]", "#f97316", 4))
+BANDS = {"queries": ("on these tasks", "#93c5fd", 10), "tasks": ("on new tasks like these", "#cbd5e1", 14),
+         "ties": ("tie range [min, max]", "#f97316", 4)}
 
 
 def render() -> None:
@@ -28,20 +27,30 @@ def render() -> None:
     if view is None:
         return
     cond = view.cond
-    left, mid, right = st.columns([2, 1, 1])
-    order = state.select("sort", "Rank by", list(boards.ORDERS), boards.default_order(cond.benchmark), where=left,
-                         widget="radio", format_func=boards.ORDERS.get, always=False,
+    lens_at, order_at, common_at, options_at = st.columns([2.4, 1.5, 1.5, 0.9], vertical_alignment="bottom")
+    lens = state.select("lens", "Ranks and intervals", list(boards.LENSES), "queries", where=lens_at, widget="radio",
+                        format_func=boards.LENSES.get, always=False,
+                        help=glossary.tip("on-these-tasks", "on-new-tasks"))
+    order = state.select("sort", "Rank by", list(boards.ORDERS), boards.default_order(cond.benchmark),
+                         where=order_at, format_func=boards.ORDERS.get, always=False,
                          help=glossary.tip("aggregate", "borda"))
+    common = state.flag("common", "Rank on common tasks", False, where=common_at, help=glossary.tip(
+        "common-tasks", before="Rank the shown systems (use the sidebar filters) on the tasks all of them have."))
     other = "mean" if boards.ranking_aggregate(order, cond.benchmark) == "G" else "G"
-    show_other = state.flag("mean", f"Show {other}", False, where=mid)
-    show_borda = state.flag("borda", "Show Borda count", False, where=right,
-                            help="The Borda column: always shown when the rows are in Borda count order.") \
-        or order == "borda"
-    resamples, seed, level, common = _resampling_controls(view)
+    with options_at.popover("Options", icon=":material/tune:"):
+        show_other = state.flag("mean", f"Show {other}", False)
+        show_borda = state.flag("borda", "Show Borda count", False,
+                                help="The Borda column: always shown when the rows are in Borda count order.") \
+            or order == "borda"
+        level = float(state.select("level", "Confidence level", list(boards.LEVELS), "0.95",
+                                   format_func=lambda v: f"{float(v):.0%}", always=False,
+                                   help="Of the intervals, rank ranges, tiers and tests."))
+        ranks = state.select("ranks", "Rank ranges", list(boards.RANK_KINDS), "marginal", widget="radio",
+                             format_func=boards.RANK_KINDS.get, always=False, help=glossary.tip("rank-range"))
     pins = state.pinned(PIN_KEY, data.systems(view.data, benchmark=cond.benchmark)["system"].tolist())
     board = data.leaderboard(view.data, cond, systems=boards.board_systems(view.systems, pins, common),
-                             aggregate=boards.aggregate_for(order, cond.benchmark), bootstrap=resamples, seed=seed,
-                             level=level, common_tasks=common)
+                             aggregate=boards.aggregate_for(order, cond.benchmark), level=level, ranks=ranks,
+                             common_tasks=common)
     hints.condition_line(view)
     hints.board_line(board, cond, upload.candidate())  # the visitor's own run (Evaluate your run), if any
     if board.ranked.empty and board.incomplete.empty:
@@ -64,15 +73,15 @@ def render() -> None:
                         f"{board.ranked_by}" + ("" if common else ": rank the shown systems on the tasks all of them "
                                            "have (“Rank on common tasks” above)") + ".")
     else:
-        _headline(board, order, pointer, cond.benchmark)
-        _notices(board, view, kinds, g_shown=board.ranked_by == "G" or show_other)
-        _table(board, order, show_other, show_borda, view, kinds, common)
+        _headline(board, lens)
+        _table(board, order, show_other, show_borda, view, kinds, common, lens)
+        _below_table(board, order, pointer, view, kinds, g_shown=board.ranked_by == "G" or show_other)
         chart = state.select("chart", "Chart", list(boards.CHARTS), "intervals", widget="radio",
                              format_func=boards.CHARTS.get, always=False, help="Drawn below the table.")
         if chart == "intervals":
-            _chart(board, order, pointer)
+            _chart(board, order, pointer, lens)
         elif chart == "size":
-            _size_chart(board, view)
+            _size_chart(board, view, lens)
     _incomplete(board)
 
 
@@ -80,48 +89,22 @@ PIN_KEY = "pin"
 PIN_GENERATION = "_lb_pin_generation"  # bumped when a selection was cut to the link's limit: the table redraws it
 
 
-def _resampling_controls(view) -> tuple[int, int, float, bool]:
-    """The resampling's resamples, seed and level (in a popover: part of the URL, so a link reproduces the
-    ranges) and whether to rank on the tasks all shown systems have."""
-    left, right = st.columns([2, 2])
-    common = state.flag("common", "Rank on common tasks", False, where=right, help=glossary.tip(
-        "common-tasks", before="Rank the shown systems (use the sidebar filters) on the tasks all of them have."))
-    with left.popover("Resampling", icon=":material/casino:"):
-        resamples = int(state.select("resamples", "Resamples", [str(n) for n in boards.RESAMPLES], "1000",
-                                     format_func=lambda n: f"{int(n):,}", always=False,
-                                     help="Paired resamples of the tasks (and of the queries where per-query "
-                                          "results exist) behind every interval, rank range and tier."))
-        level = float(state.select("level", "Confidence level", list(boards.LEVELS), "0.95",
-                                   format_func=lambda v: f"{float(v):.0%}", always=False,
-                                   help="Of the intervals, rank ranges, tiers and tests."))
-        seed = int(state.select("seed", "Seed", list(boards.SEEDS), "0", always=False,
-                                help="The same seed gives the same resamples: a shared link shows the same ranges."))
-    return resamples, seed, level, common
-
-
-def _headline(board, order: str, pointer: boards.Pointer, benchmark: str) -> None:
-    agg = board.ranked_by
-    rows = boards.ordered(board, order)
-    top = rows.iloc[0]
-    with_data = int(board.ranked["has_query_data"].sum())
-    first = boards.could_be_first(board)
-    cols = st.columns(5)
-    drawing.into(cols[0]).metric("Systems ranked", f"{len(board.ranked)}")
-    leader = f"Top {agg}" if order != "borda" else f"{agg[0].upper()}{agg[1:]} of the Borda leader"  # "Mean of …"
-    drawing.into(cols[1]).metric(leader, f"{top[agg]:.4f}", help=f"{agg} of the first row in the current order.")
-    if board.adjacent is not None:
-        drawing.into(cols[2]).metric("Adjacent pairs that differ", f"{board.n_adjacent_differ} of {len(board.adjacent)}",
-                                     help=glossary.tip("separable"))
-        drawing.into(cols[3]).metric("Could be #1", f"{len(first)}", help=glossary.tip("could-be-first"))
-    drawing.into(cols[4]).metric("Not ranked", f"{len(board.incomplete)}", help="Systems missing a task, listed at the bottom.")
-    drawing.markdown(f"{'Top system' if order != 'borda' else 'Borda leader'}: **{notices.safe_text(top['system'])}**")
-    line = notices.separability_line(board)
-    if line:
-        could = words.listed([notices.safe_text(name) for name in first], 5)
-        drawing.markdown(line + f" Could be #1: {could}." if first else line)
-    drawing.caption(boards.ranking_line(board, benchmark, order) + f" · intervals over tasks: "
-                    f"{notices.resampling_words(board)} · with per-query results: {with_data} of {len(board.ranked)}")
-    _pointer_line(board, pointer, with_data)
+def _headline(board, lens: str) -> None:
+    """Both lenses side by side, the shown one first: how many adjacent pairs differ and who could be #1 (or
+    why the lens says nothing here); one line under them: how many rows are ranked and not."""
+    shown = [lens] + [name for name in boards.LENSES if name != lens]
+    columns = st.columns(len(shown))
+    for where, name in zip(columns, shown):
+        line = notices.lens_headline(board, name)
+        if line is None:
+            continue
+        mark = ":material/table_rows: " if name == lens else ""
+        drawing.into(where).markdown(f"{mark}**{boards.LENSES[name]}:** {line}", help=glossary.tip(
+            "on-these-tasks" if name == "queries" else "on-new-tasks", "separable"))
+    not_ranked = f" · {len(board.incomplete)} not ranked (listed below)" if len(board.incomplete) else ""
+    drawing.caption(f"{len(board.ranked)} systems ranked{not_ranked} · {notices.uncertainty_words(board)} · "
+                    f"the table's ranges: {boards.LENSES[lens].lower()}; **{boards.DIFFERS_MARK}** marks a row "
+                    "that differs from the one below it")
 
 
 INFO_ICON = ('<span aria-hidden="true" style="display:inline-block;width:1.05em;height:1.05em;'
@@ -135,8 +118,8 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
     """One visible line: how many systems have per-query results, and a link to a condition that has them."""
     if pointer.here:
         drawing.markdown(f":material/check_circle: **{with_data} of {len(board.ranked)}** ranked systems have "
-                         f"per-query results here: their ranks carry tie ranges and bootstrap intervals"
-                         + (f" ({board.bootstrap:,} resamples of queries per task)." if board.bootstrap else "."))
+                         "per-query results here: their rows carry tie ranges, and on these tasks their own "
+                         "variances.")
     elif pointer.cond is not None:
         n = pointer.n_systems
         if not pointer.filtered:
@@ -147,12 +130,21 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
             who = f"None of the filtered systems has per-query results; <b>{n} other systems</b> have them"
         link = f"show {'it' if n == 1 else 'them'} — {html.escape(pointer.words)}"
         kept = " (filter kept)" if pointer.n_filtered else (" (without the filter)" if pointer.filtered else "")
-        drawing.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">{INFO_ICON} {who}, with tie ranges and '
-                     f'rank intervals: <a href="{pointer.url}" target="_self">{link}</a>{kept}.'
+        drawing.html(f'<p class="tb-pointer" style="margin:0.2rem 0 0.6rem">{INFO_ICON} {who}, with tie ranges: '
+                     f'<a href="{pointer.url}" target="_self">{link}</a>{kept}.'
                      f" The rows here have {boards.TASK_LEVEL_ONLY}.</p>")
     else:
-        drawing.caption(f"No system of this benchmark has per-query results: every rank here rests on "
-                        f"{boards.TASK_LEVEL_ONLY}, with no tie range or interval.")
+        drawing.caption(f"No system of this benchmark has per-query results: every row here has "
+                        f"{boards.TASK_LEVEL_ONLY} (no tie range; on these tasks bounded by each task's query count).")
+
+
+def _below_table(board, order: str, pointer: boards.Pointer, view, kinds, g_shown: bool) -> None:
+    """Under the table: what ranks and how, where per-query results are, then the board's notices."""
+    with_data = int(board.ranked["has_query_data"].sum())
+    drawing.caption(boards.ranking_line(board, view.cond.benchmark, order) + f" · with per-query results: "
+                    f"{with_data} of {len(board.ranked)}")
+    _pointer_line(board, pointer, with_data)
+    _notices(board, view, kinds, g_shown)
 
 
 def _notices(board, view, kinds, g_shown: bool = True) -> None:
@@ -185,16 +177,17 @@ def _notices(board, view, kinds, g_shown: bool = True) -> None:
                         "(bad or repeated values): see “rows left out” at the bottom of the sidebar.")
 
 
-def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, common: bool) -> None:
+def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, common: bool, lens: str) -> None:
     """The ranked rows (a row's selection pins it), the pinned ones, their sources and the downloads."""
     meta = data.systems(view.data, benchmark=view.cond.benchmark)
-    table = boards.table(board, meta, kinds, order, show_other, show_borda)
+    table = boards.table(board, meta, kinds, order, show_other, show_borda, lens)
     names = table["system"].tolist()
     pins = state.pinned(PIN_KEY, names, label="Pinned rows")
     # the widget's key names the rows it shows: another board (condition, filter, order) starts from the pins,
     # not from row positions that meant other systems
     key = f"lb_rows_{boards.rows_key(names)}_{st.session_state.get(PIN_GENERATION, 0)}"
-    drawing.dataframe(tables.heat_styled(table, board.tasks), column_config=boards.column_config(board, screen.on_a_phone()),
+    drawing.dataframe(tables.heat_styled(table, board.tasks),
+                      column_config=boards.column_config(board, screen.on_a_phone(), lens),
                       hide_index=True, width="stretch", height=min(560, 35 * len(table) + 40), placeholder="—",
                       key=key, on_select=partial(_pins_changed, key, names), selection_mode="multi-row",
                       selection_default={"selection": {"rows": [names.index(s) for s in pins]}})
@@ -207,13 +200,13 @@ def _table(board, order: str, show_other: bool, show_borda: bool, view, kinds, c
     drawing.caption("Task columns are shaded from their lowest (white) to highest (teal) value. " + provenance)
     ranked = "in Borda count order" if order == "borda" else f"ranked by {board.ranked_by}"
     title = (f"{boards.benchmark_name(view.cond.benchmark)} leaderboard, {view.cond.metric}, {ranked} "
-             f"({hints.describe_condition(view)}); intervals and rank ranges over tasks: "
-             f"{notices.resampling_words(board)}. {provenance}")
+             f"({hints.describe_condition(view)}); intervals and rank ranges on these tasks and on new tasks like "
+             f"these: {notices.uncertainty_words(board)}. {provenance}")
     cond = view.cond  # the file name tells two views' downloads apart (the pooled board's overwrote the full one)
     tables.download_row(lambda: boards.export_rows(board, meta, kinds, order),  # built on a click, not every run
                         f"leaderboard_{cond.benchmark}_{cond.setting}_{cond.metric}_{cond.precision}", title,
                         bold_max=[board.ranked_by, "Borda", *board.tasks], integers=boards.INTEGER_COLUMNS,
-                        latex_frame=lambda: boards.latex_rows(board, order), bold_where="Rank",
+                        latex_frame=lambda: boards.latex_rows(board, order), bold_where="#",
                         latex_tops=[n for n in boards.LATEX_TOPS if n < len(board.ranked)],
                         latex_top_frame=lambda n: boards.latex_rows(board, order, top=n),
                         top_caption=lambda n: boards.top_words(board, n))
@@ -250,27 +243,26 @@ def _pinned_row(view, names: list[str], pins: list[str], common: bool) -> None:
         st.rerun()
 
 
-def _chart(board, order: str, pointer: boards.Pointer) -> None:
+def _chart(board, order: str, pointer: boards.Pointer, lens: str) -> None:
     agg = board.ranked_by
     rows = boards.ordered(board, order)
     shown = rows.head(boards.CHART_ROWS)
-    with_intervals = bool(shown[[f"{agg}_task_lo", f"{agg}_lo", f"{agg}_min"]].notna().any().any())
-    what = f"{agg} with its intervals" if with_intervals else agg  # no "with its intervals" over dots only
-    drawing.subheader(f"Top {len(shown)}: {what}" if order != "borda" else f"First {len(shown)} by Borda count: {what}")
-    bands = [charts.Band(f"{agg}_task_lo", f"{agg}_task_hi", *BANDS[0]),
-             charts.Band(f"{agg}_lo", f"{agg}_hi", *BANDS[1]), charts.Band(f"{agg}_min", f"{agg}_max", *BANDS[2])]
-    notes = shown.apply(lambda r: f"rank {int(r['shared_rank'])}, rank range (tasks) {boards.ranks_text(r)}", axis=1)
-    drawing.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes, groups=boards.tier_labels(shown),
-                               aria_label=f"{agg} of the top {len(shown)} systems with their intervals"))
-    if not with_intervals:
-        drawing.caption(f"These systems have {boards.TASK_LEVEL_ONLY}: no interval can be drawn"
-                        + (f" — {words.counted(pointer.n_systems, 'system')} with per-query results "
-                      f"{'is' if pointer.n_systems == 1 else 'are'} linked above." if pointer.cond
-                      else "."))
-        return
+    second = "tasks" if lens == "queries" else "queries"
+    drawing.subheader(f"Top {len(shown)}: {agg} with its intervals" if order != "borda"
+                      else f"First {len(shown)} by Borda count: {agg} with its intervals")
+    bands = [charts.Band(f"{second}_lo", f"{second}_hi", *BANDS[second]),
+             charts.Band(f"{lens}_lo", f"{lens}_hi", *BANDS[lens]),
+             charts.Band(f"{agg}_min", f"{agg}_max", *BANDS["ties"])]
+    lens_ranks = boards.ranks_texts(shown, lens)
+    notes = pd.Series([f"#{int(r)}, ranks {boards.LENSES[lens].lower()} {text}"
+                       for r, text in zip(shown["rank"], lens_ranks)], index=shown.index)
+    drawing.html(charts.forest_html(shown, "system", agg, bands, agg, notes=notes,
+                                    groups=boards.tier_labels(shown, lens),
+                                    aria_label=f"{agg} of the top {len(shown)} systems with their intervals"))
     cut = charts.cut_at_edge(shown, "system", agg, bands)
-    first = (f"The first {len(shown)} of {len(rows)} systems in the current order; narrow the list with the "
-             "sidebar filters to see others." if len(rows) > len(shown) else "")
+    first = (f"The first {len(shown)} of {len(rows)} systems in the current order, grouped by tier "
+             f"{boards.LENSES[lens].lower()}; narrow the list with the sidebar filters to see others."
+             if len(rows) > len(shown) else "")
     cuts = (f"{'A bar' if len(cut) == 1 else 'Bars'} cut at the right edge {'ends' if len(cut) == 1 else 'end'} in "
             f"▸, where the axis stops: {words.listed([f'{notices.safe_text(s)} reaches {r:.4f}' for s, r in cut], 4)} "
             "(hover a row for its values)." if cut else "")
@@ -278,7 +270,7 @@ def _chart(board, order: str, pointer: boards.Pointer) -> None:
         drawing.caption(" ".join(part for part in (first, cuts) if part))
 
 
-def _size_chart(board, view) -> None:
+def _size_chart(board, view, lens: str) -> None:
     agg = board.ranked_by
     drawing.subheader("Performance vs model size")
     meta = data.systems(view.data, benchmark=view.cond.benchmark)
@@ -293,7 +285,7 @@ def _size_chart(board, view) -> None:
         return
     import plotly.graph_objects as go
 
-    front = sized[boards.real_front(board, sized)]
+    front = sized[boards.real_front(board, sized, lens)]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=sized["n_parameters"], y=sized[agg], mode="markers", name="system",
                              text=sized["system"], marker=dict(size=9, color="#64748b"),
@@ -312,8 +304,8 @@ def _size_chart(board, view) -> None:
     charts.draw(fig)
     drawing.caption("Pareto front (smallest to largest): " + ", ".join(
         f"**{i}** {notices.safe_text(s)}" for i, s in enumerate(front["system"], start=1))
-        + f". No system of no larger size is surely better on {agg} (the rank ranges' simultaneous comparison "
-        "over tasks); a system only a little below a smaller one stays on the front.")
+        + f". No system of no larger size is surely better on {agg} {boards.LENSES[lens].lower()} (the rank "
+        "ranges' decisions); a system only a little below a smaller one stays on the front.")
     if unknown or sizeless:
         drawing.caption("Not plotted: " + "; ".join(
             f"{why}: {', '.join(notices.safe_text(s) for s in names)}"

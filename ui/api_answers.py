@@ -32,7 +32,7 @@ CHOICES_LISTED = 20
 
 SIDEBAR_KEYS = ("bench", "metric", "setting", "instr", "prec", "ties", "q", "family", "size_min", "size_max",
                 "open", "itune")
-BOARD_KEYS = SIDEBAR_KEYS + ("sort", "mean", "borda", "chart", "seed", "resamples", "level", "common", "pin")
+BOARD_KEYS = SIDEBAR_KEYS + ("sort", "mean", "borda", "chart", "lens", "ranks", "level", "common", "pin")
 FLIP_KEYS = SIDEBAR_KEYS + ("flip_a", "flip_b", "flip_task")
 SYSTEM_KEY = "system"
 
@@ -275,8 +275,8 @@ def _board(asked: Asked):
     order = _one_of(params, "sort", list(boards.ORDERS), boards.default_order(bench))
     flags = {key: _one_of(params, key, ("0", "1"), "0") for key in ("mean", "borda", "common")}
     _one_of(params, "chart", list(boards.CHARTS), "intervals")  # drawn only on the page
-    seed = int(_one_of(params, "seed", list(boards.SEEDS), "0"))
-    resamples = int(_one_of(params, "resamples", [str(n) for n in boards.RESAMPLES], "1000"))
+    _one_of(params, "lens", list(boards.LENSES), "queries")  # which lens the page's columns show: both are here
+    ranks = _one_of(params, "ranks", list(boards.RANK_KINDS), "marginal")
     level = float(_one_of(params, "level", list(boards.LEVELS), "0.95"))
     pins = list(dict.fromkeys(params.get("pin") or []))
     if pins:  # the page drops a pin the benchmark lacks with a notice
@@ -287,8 +287,8 @@ def _board(asked: Asked):
                                 f"this benchmark; /api/v{VERSION}/leaderboard lists them.")
     board = data.leaderboard(asked.view.data, asked.cond,
                              systems=boards.board_systems(asked.view.systems, pins, flags["common"] == "1"),
-                             aggregate=boards.aggregate_for(order, bench), bootstrap=resamples, seed=seed,
-                             level=level, common_tasks=flags["common"] == "1")
+                             aggregate=boards.aggregate_for(order, bench), level=level, ranks=ranks,
+                             common_tasks=flags["common"] == "1")
     return board, order
 
 
@@ -322,7 +322,8 @@ def system(endpoint: Endpoint, params: dict, name: str) -> dict:
     tasks = data.task_table(asked.view.data, asked.cond, systems=(name,))
     tasks = tasks.drop(columns=[c for c in ("system",) if c in tasks]).sort_values("task", kind="stable")
     body = {"system": name, "condition": whole["condition"], "ranked_by": whole["ranked_by"],
-            "resampling": whole["resampling"], "row": row, "incomplete": missing, "tasks": records(tasks)}
+            "uncertainty": {key: whole["uncertainty"][key] for key in ("level", "ranks")} if whole["uncertainty"]
+            else None, "row": row, "incomplete": missing, "tasks": records(tasks)}
     return _envelope(endpoint, asked, _params_out(endpoint, asked, system=name), body)
 
 

@@ -1,7 +1,8 @@
 """What the Leaderboard shows and exports, in which words: its table, the export frames and the per-query
-pointer (the notices about the board — policy swaps, precision kinds, … — are :mod:`ui.notices`'s). Pure pandas over the store's answers — every number is
-evalcore's (:class:`evalcore.store.Leaderboard`: shared ranks, combined intervals, rank intervals); this module
-only picks, labels and words them. The page script (``pages/leaderboard.py``) draws what it returns.
+pointer (the notices about the board — policy swaps, precision kinds, … — are :mod:`ui.notices`'s). Pure pandas
+over the store's answers — every number is evalcore's (:class:`evalcore.store.Leaderboard`: each lens' intervals,
+rank sets, tiers and adjacent tests, :mod:`evalcore.uncertainty`); this module only picks, labels and words
+them. The page script (``pages/leaderboard.py``) draws what it returns.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.aggregate import AGGREGATES, official_aggregate
-from evalcore.separability import real_pareto_front
 from evalcore.store import Condition, Leaderboard
 from evalcore.store.answers import EXPORT_PROVENANCE
+from evalcore.uncertainty.board import QUESTIONS
+from evalcore.uncertainty.separability import real_pareto_front
 from ui import charts, data, glossary, memo, state, tables
 from ui.sidebar import BENCHMARK_LABELS, INSTRUCTION_CHOICES, SETTING_LABELS
 
@@ -27,18 +29,25 @@ CHARTS = {"intervals": "Top systems with their intervals", "size": "Performance 
 rows (the ranks stay those of the benchmark's own aggregate)."""
 AGGREGATE_OF = {"g": "G", "mean": "mean"}
 TASK_LEVEL_ONLY = "task-level scores only"
-NO_QUERY_DATA = "—"
-"""What a queries + ties cell shows for a row with task-level scores only (its interval and rank range over
-tasks stand beside it)."""
+NO_VALUE = "—"
+"""What a cell shows where a lens says nothing of a row (a zero task under G, a lens not available)."""
+LENSES = {"queries": "On these tasks", "tasks": "On new tasks like these"}
+"""The lens control's values (URL key ``lens``): which lens fills the table's range columns."""
+RANK_KINDS = {"marginal": "Each row at the level (marginal)", "simultaneous": "All rows at once (simultaneous)"}
+"""The rank sets' kind (URL key ``ranks``)."""
+LEVELS = ("0.9", "0.95", "0.99")
+"""The level control's values (URL key ``level``; the CLI and the API take any level from 0.5 to below 1)."""
+DIFFERS_MARK = "▼ differs"
+"""The mark of a row whose adjacent pair with the next row differs under the shown lens."""
 CHART_ROWS = 15
-PHONE_WIDTHS = (44, 150, 60, 96)
-"""Pixel widths of the first four columns (rank, system, score, interval) on a phone: together (350 px) they fit
-its screen (390 px wide, less the page's margins), so they show without scrolling sideways."""
-SCREEN_WIDTHS = (44, 300, 60, 130)
+PHONE_WIDTHS = (36, 64, 150, 60, 96)
+"""Pixel widths of the first five columns (#, rank range, system, score, interval) on a phone: together (406 px)
+they nearly fit its screen (390 px wide, less the page's margins)."""
+SCREEN_WIDTHS = (36, 78, 300, 60, 120)
 """The same on a wider screen: 300 px hold a system name of ~42 characters (most names are 20–40, e.g.
-``Alibaba-NLP/gte-Qwen2-7B-instruct``; at a phone's 150 px four in five were cut), 130 px an interval's words."""
-INTEGER_COLUMNS = ("shared_rank", "rank", "rank_lo", "rank_hi", "n_tasks", "tier", "combined_rank_lo",
-                   "combined_rank_hi", "combined_shared_rank")
+``Alibaba-NLP/gte-Qwen2-7B-instruct``), 120 px an interval's words."""
+INTEGER_COLUMNS = ("rank", "n_tasks", "queries_rank_lo", "queries_rank_hi", "queries_tier", "tasks_rank_lo",
+                   "tasks_rank_hi", "tasks_tier")
 
 
 def benchmark_name(benchmark: str) -> str:
@@ -71,36 +80,13 @@ def ranking_line(board: Leaderboard, benchmark: str, order: str = "") -> str:
     whose = f"{name}'s own aggregate" if board.ranked_by == own else f"not {name}'s own, which is {own}"
     rows = (f" · rows in **Borda count** order (points from each task's ranking, the Borda column); the Rank "
             f"column stays {board.ranked_by}'s" if order == "borda" else "")
-    ranks = board.ranked
-    shared = ("rank_lo" in ranks and ranks["rank_lo"].notna().any()
-              and (ranks["shared_rank"] != ranks["rank"]).any())
-    why = (" · **Rank** is shared: 1 + the systems surely better over tasks (a simultaneous 95% comparison), so "
-           f"systems not told apart share it; “Rank by {board.ranked_by}” orders the point values" if shared else "")
+    why = f" · **#** orders the point values of {board.ranked_by}; the rank ranges say which ranks each row can take"
     declared = "" if board.declared_tasks is not None else " · tasks: those present in the data (no manifest)"
     return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}){rows}{why} · tie policy of "
             f"the oblivious values: `{board.tie_policy}`{declared}")
 
 
 # -------------------------------------------------------------------------------------------- per row
-def interval_text(row: pd.Series, agg: str) -> str:
-    """The interval over queries joined with the tie range, in words (:data:`NO_QUERY_DATA` without either)."""
-    boot = pd.notna(row.get(f"{agg}_lo")) and pd.notna(row.get(f"{agg}_hi"))
-    ties = pd.notna(row.get(f"{agg}_min")) and pd.notna(row.get(f"{agg}_max"))
-    if not (boot or ties):
-        return NO_QUERY_DATA
-    text = tables.interval_words(row["combined_lo"], row["combined_hi"])
-    return text if boot and ties else text + (" (ties only)" if ties else " (no tie range)")
-
-
-def ranks_text(row: pd.Series, prefix: str = "") -> str:
-    """A rank range in words: "3–9", "1 (robust)"; :data:`NO_QUERY_DATA` where unknown. ``prefix`` picks the
-    kind: "" over tasks, "combined_" over queries and ties."""
-    lo, hi = row.get(f"{prefix}rank_lo"), row.get(f"{prefix}rank_hi")
-    if pd.isna(lo) or pd.isna(hi):
-        return NO_QUERY_DATA
-    return f"{int(lo)} (robust)" if lo == hi else f"{int(lo)}–{int(hi)}"
-
-
 def _known(rows: pd.DataFrame, *columns: str) -> list[bool]:
     known = pd.Series(True, index=rows.index)
     for column in columns:
@@ -108,37 +94,37 @@ def _known(rows: pd.DataFrame, *columns: str) -> list[bool]:
     return known.tolist()
 
 
-def interval_texts(rows: pd.DataFrame, agg: str) -> pd.Series:
-    """:func:`interval_text` of every row, column-wise: a whole board at every rerun costs ~0.1 ms instead
-    of ~5 ms of row-by-row ``apply`` (tests/ui/test_board_texts.py checks they agree)."""
-    boot, ties = _known(rows, f"{agg}_lo", f"{agg}_hi"), _known(rows, f"{agg}_min", f"{agg}_max")
-    lo = rows["combined_lo"].tolist() if "combined_lo" in rows else [None] * len(rows)
-    hi = rows["combined_hi"].tolist() if "combined_hi" in rows else [None] * len(rows)
-    texts = [NO_QUERY_DATA if not (b or t) else tables.interval_words(a, z)
-             + ("" if b and t else (" (ties only)" if t else " (no tie range)"))
-             for b, t, a, z in zip(boot, ties, lo, hi)]
-    return pd.Series(texts, index=rows.index, dtype=object)
-
-
-def task_interval_texts(rows: pd.DataFrame, agg: str) -> pd.Series:
-    """Each row's interval of ``agg`` over tasks in words (rounded outwards), "—" where none was computed."""
-    lo_column, hi_column = f"{agg}_task_lo", f"{agg}_task_hi"
+def interval_texts(rows: pd.DataFrame, lens: str) -> pd.Series:
+    """Each row's interval through ``lens`` in words (rounded outwards), :data:`NO_VALUE` where there is none."""
+    lo_column, hi_column = f"{lens}_lo", f"{lens}_hi"
     known = _known(rows, lo_column, hi_column)
     lo = rows[lo_column].tolist() if lo_column in rows else [None] * len(rows)
     hi = rows[hi_column].tolist() if hi_column in rows else [None] * len(rows)
-    return pd.Series([tables.interval_words(a, z) if k else "—" for k, a, z in zip(known, lo, hi)],
+    return pd.Series([tables.interval_words(a, z) if k else NO_VALUE for k, a, z in zip(known, lo, hi)],
                      index=rows.index, dtype=object)
 
 
-def ranks_texts(rows: pd.DataFrame, prefix: str = "") -> pd.Series:
-    """:func:`ranks_text` of every row, column-wise."""
-    lo_column, hi_column = f"{prefix}rank_lo", f"{prefix}rank_hi"
+def ranks_texts(rows: pd.DataFrame, lens: str) -> pd.Series:
+    """Each row's rank set through ``lens`` in words: "3–9", "1" when it is a single rank; :data:`NO_VALUE`
+    where unknown."""
+    lo_column, hi_column = f"{lens}_rank_lo", f"{lens}_rank_hi"
     known = _known(rows, lo_column, hi_column)
     lo = rows[lo_column].tolist() if lo_column in rows else [None] * len(rows)
     hi = rows[hi_column].tolist() if hi_column in rows else [None] * len(rows)
-    texts = [NO_QUERY_DATA if not k else (f"{int(a)} (robust)" if a == z else f"{int(a)}–{int(z)}")
+    texts = [NO_VALUE if not k else (f"{int(a)}" if a == z else f"{int(a)}–{int(z)}")
              for k, a, z in zip(known, lo, hi)]
     return pd.Series(texts, index=rows.index, dtype=object)
+
+
+def differs_marks(board: Leaderboard, rows: pd.DataFrame, lens: str) -> pd.Series:
+    """:data:`DIFFERS_MARK` on each row of ``rows`` (in the board's order) whose adjacent pair with the row below
+    it differs through ``lens``; "" elsewhere (and everywhere in another order than the board's)."""
+    summary = board.lens(lens)
+    marks = pd.Series("", index=rows.index, dtype=object)
+    if summary is None or summary.adjacent is None or not rows.index.equals(board.ranked.index):
+        return marks
+    upper = set(summary.adjacent.loc[summary.adjacent["differ"], "system_1"])
+    return marks.where(~rows["system"].isin(upper), DIFFERS_MARK)
 
 
 def coverage_texts(rows: pd.DataFrame, n_board_tasks: int) -> pd.Series:
@@ -196,33 +182,36 @@ def ordered(board: Leaderboard, order: str) -> pd.DataFrame:
 
 
 def table(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order: str, show_other: bool,
-          show_borda: bool) -> pd.DataFrame:
-    """The table the page shows: rank (shared, over tasks), system, score, its interval and rank range over tasks
-    and its tier as words first (what a phone shows without scrolling), then the interval and rank range over
-    queries and ties (rows with per-query results), the numbers behind them, metadata and the task columns."""
+          show_borda: bool, lens: str = "queries") -> pd.DataFrame:
+    """The table the page shows: # (the point order), the rank range through ``lens``, system, score, its
+    interval and tier through ``lens`` and the differing-pair mark first (what a phone shows without scrolling),
+    then the other lens' rank range and interval, the tie range and expected value (rows with per-query
+    results), metadata and the task columns."""
     agg = board.ranked_by
     other = "mean" if agg == "G" else "G"
+    second = "tasks" if lens == "queries" else "queries"
     rows = ordered(board, order)
     shown = pd.DataFrame({
-        "shared_rank": rows["shared_rank"].astype("int64"),
+        "rank": rows["rank"].astype("int64"),
+        f"{lens}_ranks": ranks_texts(rows, lens),
         "system": rows["system"],
         agg: rows[agg],
-        "interval": task_interval_texts(rows, agg),
-        "ranks": ranks_texts(rows),
-        "tier": rows["tier"].astype("int64"),
-        "combined": interval_texts(rows, agg),
-        "combined_ranks": ranks_texts(rows, "combined_"),
+        f"{lens}_interval": interval_texts(rows, lens),
+        f"{lens}_tier": rows[f"{lens}_tier"].where(rows[f"{lens}_tier"] > 0) if f"{lens}_tier" in rows else np.nan,
+        "differs": differs_marks(board, rows, lens),
+        f"{second}_ranks": ranks_texts(rows, second),
+        f"{second}_interval": interval_texts(rows, second),
     }, index=rows.index)
-    if not rows["tier"].gt(0).any():  # no resampling asked for: no tiers to show
-        shown = shown.drop(columns="tier")
-    if not rows["has_query_data"].any():  # a board of task-level rows only: the queries + ties columns are empty
-        shown = shown.drop(columns=["combined", "combined_ranks"])
-    numbers = [f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
+    if not shown["differs"].astype(bool).any():
+        shown = shown.drop(columns="differs")
+    numbers = [f"{agg}_min", f"{agg}_max", f"{agg}_expected"]
     numbers += ([other] if show_other else []) + (["borda"] if show_borda else [])
     coverage = pd.DataFrame({"coverage": coverage_texts(rows, len(board.declared_tasks or board.tasks))},
                             index=rows.index)
     shown = pd.concat([shown, rows[numbers], coverage, _metadata(rows, meta, kinds), rows[board.tasks]], axis=1)
     shown = shown.dropna(axis=1, how="all").reset_index(drop=True)
+    if f"{lens}_tier" in shown:
+        shown[f"{lens}_tier"] = shown[f"{lens}_tier"].astype("Int64")
     if "license" in shown:  # as "Open weights" beside it says: not a grey "None"
         shown["license"] = shown["license"].astype(object).where(shown["license"].notna(), "unknown")
     return shown
@@ -233,34 +222,42 @@ def rows_key(systems: Sequence[str]) -> str:
     return hashlib.blake2b("\x1f".join(systems).encode(), digest_size=6).hexdigest()
 
 
-def column_config(board: Leaderboard, phone: bool = False) -> dict:
-    """Labels, formats and glossary tooltips of :func:`table`'s columns; the first four columns' widths are
+def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries") -> dict:
+    """Labels, formats and glossary tooltips of :func:`table`'s columns; the first five columns' widths are
     :data:`PHONE_WIDTHS` on a phone, else :data:`SCREEN_WIDTHS`."""
     agg = board.ranked_by
     number, tip = tables.number, glossary.tip
-    rank_width, system_width, score_width, interval_width = PHONE_WIDTHS if phone else SCREEN_WIDTHS
-    level = f"{board.resampling.level:.0%}" if board.resampling else "95%"
+    rank_width, range_width, system_width, score_width, interval_width = PHONE_WIDTHS if phone else SCREEN_WIDTHS
+    level = f"{board.level:.0%}"
+    kind = board.ranks
+
+    def lens_columns(name: str, first: bool) -> dict:
+        key = "on-these-tasks" if name == "queries" else "on-new-tasks"
+        words = QUESTIONS[name]
+        return {
+            f"{name}_ranks": st.column_config.TextColumn(
+                "Ranks" if first else f"Ranks ({words})", width=range_width if first else None, pinned=first,
+                help=tip("rank-range", key, before=f"The ranks this row can take {words}, at {level} ({kind})."
+                         + (" The lens control above picks the question." if first else ""))),
+            f"{name}_interval": st.column_config.TextColumn(
+                f"{level} interval" if first else f"{level} interval ({words})", width=interval_width if first
+                else None, help=tip("interval", key, before=f"Where {agg} lies {words}, at {level}.")),
+            f"{name}_tier": number("Tier", 0, width="small", help=tip("tier", before=f"Tier {words}.")),
+        }
+
+    second = "tasks" if lens == "queries" else "queries"
     config = {
-        "shared_rank": number("Rank", 0, width=rank_width, pinned=True, help=tip("shared-rank")),
+        "rank": number("#", 0, width=rank_width, pinned=True, help=tip(
+            "rank", before=f"The order of {agg}'s point values (competition rank: 1, 2, 2, 4).")),
         "system": st.column_config.TextColumn("System", pinned=True, width=system_width),
         agg: number(agg, width=score_width, help=tip("g" if agg == "G" else "mean", "oblivious")),
-        "interval": st.column_config.TextColumn("Interval (tasks)", width=interval_width, help=tip(
-            "task-interval", before=f"{level} interval of {agg} over tasks: how far it would move on other tasks "
-                                    "like these.")),
-        "ranks": st.column_config.TextColumn("Rank range (tasks)", help=tip("rank-interval")),
-        "tier": number("Tier", 0, width="small", help=tip("tier")),
-        "combined": st.column_config.TextColumn("Interval (queries + ties)", help=tip(
-            "combined-interval", "task-level-only",
-            before="Rows with per-query results: hull of the bootstrap interval over queries and the tie range.")),
-        "combined_ranks": st.column_config.TextColumn("Rank range (queries + ties)", help=tip(
-            "combined-rank-range")),
+        **lens_columns(lens, True),
+        "differs": st.column_config.TextColumn("Next", width="small", help=tip(
+            "separable", before=f"{DIFFERS_MARK}: this row and the one below differ {QUESTIONS[lens]}.")),
+        **lens_columns(second, False),
         f"{agg}_min": number(f"{agg} min", help=tip("tie-range")),
         f"{agg}_max": number(f"{agg} max", help=tip("tie-range")),
         f"{agg}_expected": number(f"{agg} expected", help=tip("expected")),
-        f"{agg}_lo": number("95% lo (queries)", help=tip("bootstrap")),
-        f"{agg}_hi": number("95% hi (queries)", help=tip("bootstrap")),
-        "rank": number(f"Rank by {agg}", 0, help=f"Competition rank of the point values of {agg} (1, 2, 2, 4), "
-                       "ignoring ties and sampling."),
         "mean": number("Mean", help=tip("mean")),
         "G": number("G", help=tip("g")),
         # half points only where a task has tied scores: "723", not "723.0", when every total is whole
@@ -296,9 +293,8 @@ def export_rows(board: Leaderboard, meta: pd.DataFrame, kinds: pd.Series, order:
     with every number of the board, its metadata and its source: what the CSV holds."""
     agg = board.ranked_by
     rows = board.export_frame(rows_in_order(board, order))  # what every export carries (evalcore's)
-    first = ["shared_rank", "rank_lo", "rank_hi", "system", agg, "interval_lo", "interval_hi", "interval_kind",
-             "tier", "could_be_first", "combined_lo", "combined_hi", "combined_rank_lo", "combined_rank_hi",
-             f"{agg}_min", f"{agg}_max", f"{agg}_expected", f"{agg}_lo", f"{agg}_hi", "rank"]
+    lens_columns = [c for c in rows.columns if c.startswith(("queries_", "tasks_"))]
+    first = ["rank", "system", agg, *lens_columns, f"{agg}_min", f"{agg}_max", f"{agg}_expected"]
     last = [c for c in EXPORT_PROVENANCE if c in rows]
     rest = [c for c in rows.columns if c not in first and c not in last and c not in board.tasks]
     frame = pd.concat([rows[first + rest], _metadata(rows, meta, kinds), rows[board.tasks], rows[last]], axis=1)
@@ -310,30 +306,30 @@ LATEX_TOPS = (10, 20, 50)
 
 
 def latex_rows(board: Leaderboard, order: str = "g", top: int | None = None) -> pd.DataFrame:
-    """The LaTeX table: rank, system, score, interval, rank range (under Borda ``order``: the Borda points
-    too, rows in that order), tasks, then the task scores (wide tables are scaled to the page:
+    """The LaTeX table: #, system, score, both lenses' rank ranges and intervals (under Borda ``order``: the
+    Borda points too, rows in that order), tasks, then the task scores (wide tables are scaled to the page:
     :data:`ui.tables.WIDE_LATEX`); every system, the ones not ranked without a rank — or, with ``top``, only the
-    ranked systems whose shared rank is ``top`` or better (more than ``top`` rows when the rank is shared)."""
+    ranked systems whose rank (#) is ``top`` or better (more than ``top`` rows when points tie at the cut)."""
     agg = board.ranked_by
     rows = rows_in_order(board, order)
     if top is not None:
-        rows = rows[rows["complete"].astype(bool) & (rows["shared_rank"] <= top)].reset_index(drop=True)
+        rows = rows[rows["complete"].astype(bool) & (rows["rank"] <= top)].reset_index(drop=True)
     complete = rows["complete"].astype(bool)
-    interval = task_interval_texts(rows, agg).where(complete, "")
-    ranks = ranks_texts(rows).where(complete, "not ranked")
-    frame = pd.DataFrame({"Rank": rows["shared_rank"], "System": rows["system"], agg: rows[agg],
-                          "Interval (tasks)": interval, "Rank range (tasks)": ranks,
-                          "Tier": rows["tier"].where(complete), "Tasks": rows["n_tasks"]})
+    frame = pd.DataFrame({"#": rows["rank"], "System": rows["system"], agg: rows[agg]})
+    for lens, words in QUESTIONS.items():
+        frame[f"Ranks ({words})"] = ranks_texts(rows, lens).where(complete, "not ranked")
+        frame[f"Interval ({words})"] = interval_texts(rows, lens).where(complete, "")
+    frame["Tasks"] = rows["n_tasks"]
     if order == "borda":
         frame.insert(2, "Borda", rows["borda"])
-    return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("Rank", "Tier", "Tasks"))
+    return tables.with_integer_columns(pd.concat([frame, rows[board.tasks]], axis=1), ("#", "Tasks"))
 
 
 def top_words(board: Leaderboard, top: int) -> str:
     """The LaTeX caption's words for a top-``top`` table: how many rows of how many ranked systems."""
-    shown = int((board.ranked["shared_rank"] <= top).sum())
-    shared = f" (ranks shared at the cut: {shown} rows)" if shown > top else ""
-    return f"Top {top} of {len(board.ranked)} ranked systems by shared rank{shared}."
+    shown = int((board.ranked["rank"] <= top).sum())
+    shared = f" (points tied at the cut: {shown} rows)" if shown > top else ""
+    return f"Top {top} of {len(board.ranked)} ranked systems by {board.ranked_by}{shared}."
 
 
 # -------------------------------------------------------------------------------------------- lines
@@ -446,35 +442,31 @@ def lifted_by_ties(board: Leaderboard) -> pd.DataFrame:
 
 
 # -------------------------------------------------------------------------------------------- uncertainty
-RESAMPLES = (200, 500, 1000, 2000, 5000)
-LEVELS = ("0.9", "0.95", "0.99")
-SEEDS = tuple(str(seed) for seed in range(100))
-"""The Leaderboard's resampling choices (URL keys ``resamples``, ``level``, ``seed``): a copied link reproduces
-the same intervals, rank ranges and tiers."""
-
-
-def could_be_first(board: Leaderboard) -> list[str]:
-    """The systems whose rank range over tasks includes 1, in board order."""
+def could_be_first(board: Leaderboard, lens: str = "queries") -> list[str]:
+    """The systems whose rank range through ``lens`` includes 1, in board order."""
     ranked = board.ranked
-    if ranked.empty or "could_be_first" not in ranked:
+    column = f"{lens}_first"
+    if ranked.empty or column not in ranked:
         return []
-    return ranked.loc[ranked["could_be_first"].astype(bool), "system"].tolist()
+    return ranked.loc[ranked[column].astype(bool), "system"].tolist()
 
 
-def tier_labels(rows: pd.DataFrame) -> pd.Series | None:
-    """"Tier 1", "Tier 2", … per row (None when no tiers were computed)."""
-    if "tier" not in rows or not rows["tier"].gt(0).any():
+def tier_labels(rows: pd.DataFrame, lens: str = "queries") -> pd.Series | None:
+    """"Tier 1", "Tier 2", … per row through ``lens`` (None when no tiers were computed)."""
+    column = f"{lens}_tier"
+    if column not in rows or not rows[column].gt(0).any():
         return None
-    return rows["tier"].map(lambda t: f"Tier {int(t)}")
+    return rows[column].map(lambda t: f"Tier {int(t)}" if t > 0 else "Not tested")
 
 
-def real_front(board: Leaderboard, sized: pd.DataFrame) -> list[bool]:
+def real_front(board: Leaderboard, sized: pd.DataFrame, lens: str = "queries") -> list[bool]:
     """Which rows of ``sized`` (system, n_parameters; ranked systems) are on the size chart's Pareto front: not
-    dominated by a system of no larger size that is surely better over tasks
-    (:func:`evalcore.separability.real_pareto_front`); by point values when no resampling was done."""
-    if board.surely_above is None or not len(sized):
+    dominated by a system of no larger size that is surely better through ``lens``
+    (:func:`evalcore.uncertainty.separability.real_pareto_front`); by point values when the lens says nothing."""
+    summary = board.lens(lens)
+    if summary is None or summary.surely_above is None or not len(sized):
         return charts.pareto_front(sized["n_parameters"].tolist(), sized[board.ranked_by].tolist())
     position = pd.Series(range(len(board.ranked)), index=board.ranked["system"].to_numpy())
     rows = position.loc[sized["system"]].to_numpy()
-    above = board.surely_above[np.ix_(rows, rows)]
+    above = summary.surely_above[np.ix_(rows, rows)]
     return real_pareto_front(sized["n_parameters"].to_numpy(dtype=float), above).tolist()

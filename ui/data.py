@@ -38,8 +38,6 @@ from ui.upload_eval import SOURCE_WORDS
 LOG = logging.getLogger("tiebreak.app")
 APP_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = APP_ROOT / "data"
-LEADERBOARD_BOOTSTRAP = 1000
-"""Resamples of queries per task behind the Leaderboard's G intervals and rank intervals."""
 RESCAN_SECONDS = 2.0
 """How often (at most) a data folder is checked for added, removed or changed parquet files."""
 
@@ -231,15 +229,14 @@ def systems(data: Snapshot, *, search: str | None = None, families: Systems = No
 
 
 @_question
-def leaderboard(data: Snapshot, cond: Condition, *, systems: Systems = None,
-                bootstrap: int = LEADERBOARD_BOOTSTRAP, aggregate: str | None = None, seed: int = 0,
-                level: float = 0.95, common_tasks: bool = False) -> Leaderboard:
+def leaderboard(data: Snapshot, cond: Condition, *, systems: Systems = None, aggregate: str | None = None,
+                level: float = 0.95, ranks: str = "marginal", common_tasks: bool = False,
+                uncertainty: bool = True) -> Leaderboard:
     """Systems ranked by ``aggregate`` (None = the benchmark's own: G for RAR-b, the mean for R2MED) with
-    intervals, rank ranges and tiers over tasks, and over queries and ties where per-query results exist
-    (``bootstrap`` resamples, ``seed``, ``level``); with ``common_tasks``, on the tasks all ``systems`` have:
-    :meth:`Store.leaderboard`."""
-    return _store_of(data).leaderboard(cond, systems=systems, bootstrap=bootstrap, aggregate=aggregate, seed=seed,
-                                       level=level, common_tasks=common_tasks)
+    intervals, rank ranges and tiers through both lenses (``level``, ``ranks``: marginal or simultaneous; none
+    without ``uncertainty``); with ``common_tasks``, on the tasks all ``systems`` have: :meth:`Store.leaderboard`."""
+    return _store_of(data).leaderboard(cond, systems=systems, aggregate=aggregate, level=level, ranks=ranks,
+                                       common_tasks=common_tasks, uncertainty=uncertainty)
 
 
 @_question

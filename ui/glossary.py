@@ -30,8 +30,6 @@ CITATIONS = {c.key: c for c in (
              "Efficiently in the Presence of Tied Scores*, ECIR 2008", "https://doi.org/10.1007/978-3-540-78646-7_38"),
     Citation("yang-2026", "Yang et al., *Reliable Evaluation Protocol for Low-Precision Retrieval*, ACL 2026 "
              "(arXiv 2508.03306)", "https://arxiv.org/abs/2508.03306"),
-    Citation("chiang-2024", "Chiang et al., *Chatbot Arena: An Open Platform for Evaluating LLMs by Human "
-             "Preference*, ICML 2024 (its leaderboard's rank (UB))", "https://arxiv.org/abs/2403.04132"),
     Citation("rarb", "Xiao et al., *RAR-b: Reasoning as Retrieval Benchmark*, 2024 (arXiv 2404.06347)",
              "https://arxiv.org/abs/2404.06347"),
     Citation("crumb", "Killingback & Zamani, *Benchmarking Information Retrieval Models on Complex Retrieval "
@@ -39,12 +37,13 @@ CITATIONS = {c.key: c for c in (
     Citation("mogstad-2024", "Mogstad, Romano, Shaikh & Wilhelm, *Inference for Ranks with Applications to "
              "Mobility across Neighbourhoods and Academic Achievement across Countries*, Review of Economic "
              "Studies 91(1), 2024", "https://doi.org/10.1093/restud/rdad006"),
-    Citation("mandel-betensky-2008", "Mandel & Betensky, *Simultaneous confidence intervals based on the "
-             "percentile bootstrap approach*, Computational Statistics & Data Analysis 52(4), 2008",
-             "https://doi.org/10.1016/j.csda.2007.07.005"),
-    Citation("hesterberg-2015", "Hesterberg, *What Teachers Should Know About the Bootstrap*, The American "
-             "Statistician 69(4), 2015 (the expanded percentile interval)",
-             "https://doi.org/10.1080/00031305.2015.1089789"),
+    Citation("neuhof-benjamini-2026", "Neuhof & Benjamini, *Rank Intervals for Leaderboards*, 2026 (arXiv "
+             "2606.08679): ranks on these tasks vs on a new task like these", "https://arxiv.org/abs/2606.08679"),
+    Citation("bhatia-davis-2000", "Bhatia & Davis, *A Better Bound on the Variance*, The American Mathematical "
+             "Monthly 107(4), 2000", "https://doi.org/10.1080/00029890.2000.12005203"),
+    Citation("agresti-coull-1998", "Agresti & Coull, *Approximate is Better than “Exact” for Interval Estimation "
+             "of Binomial Proportions*, The American Statistician 52(2), 1998",
+             "https://doi.org/10.1080/00031305.1998.10480550"),
     Citation("smucker-2007", "Smucker, Allan & Carterette, *A Comparison of Statistical Significance Tests for "
              "Information Retrieval Evaluation*, CIKM 2007", "https://doi.org/10.1145/1321440.1321528"),
     Citation("holm-1979", "Holm, *A Simple Sequentially Rejective Multiple Test Procedure*, Scandinavian "
@@ -125,48 +124,53 @@ _ENTRIES = (
          "tie; the points are summed over tasks. Insensitive to how far apart scores are."),
     Term("aggregate", "Ranking aggregate", "Each benchmark is ranked by its own aggregate: RAR-b by **G**, R2MED "
          "and CRUMB by the **mean**. The other stays selectable; the board says which one ranks."),
-    Term("bootstrap", "Bootstrap interval over queries (95%)", "Resample each task's queries with replacement "
-         "(the same resample for every system), recompute the aggregate, and keep the 2.5th–97.5th percentiles: "
-         "how much the score depends on which queries happened to be in the test set, *on these tasks*. Needs "
-         "per-query results."),
-    Term("task-interval", "Interval over tasks (95%)", "How far the aggregate would move had the benchmark drawn "
-         "other tasks like these: resample the benchmark's tasks with replacement (the same draw for every "
-         "system), recompute G or the mean, and take the percentile interval widened to a t interval's width "
-         "(few tasks make plain percentiles too narrow). Every row with task scores has it, published ones "
-         "included. It assumes the tasks are a sample of similar tasks; a zero task puts many resamples' G at 0.",
-         ("hesterberg-2015",)),
-    Term("combined-interval", "Interval over queries and ties", "For rows with per-query results: the hull of "
-         "the score, its bootstrap interval over queries and its tie range — everything the score on *these* "
-         "tasks could plausibly be once query sampling and tie-breaking are accounted for. Never merged with the "
-         "interval over tasks."),
-    Term("shared-rank", "Rank (shared)", "1 + the number of systems **surely** better over tasks — better in a "
-         "simultaneous 95% comparison of the paired bootstrap over tasks. Systems not told apart can share a "
-         "rank; it is Chatbot Arena's “rank (UB)” made valid for the whole row of comparisons.",
-         ("chiang-2024", "mogstad-2024")),
-    Term("rank-interval", "Rank range (tasks)", "The ranks this system's true position can take, at 95%: from 1 "
-         "+ the systems surely better to the count of systems less the ones surely worse, where “surely” is a "
-         "simultaneous band over all the system's comparisons (a marginal rank confidence set). It holds the "
-         "rank the system would have over the whole population of tasks like these; a naive interval of "
-         "bootstrap ranks would not.", ("mogstad-2024", "mandel-betensky-2008")),
-    Term("combined-rank-range", "Rank range (queries + ties)", "For rows with per-query results: the best and "
-         "worst rank the system can take when every system may take any value inside its interval over queries "
-         "and ties (a tie counts for the better rank at best, the worse at worst).", ("chiang-2024", "yang-2026")),
-    Term("tier", "Tier", "Systems not told apart from the tier's best: walking the board from the top, a system "
-         "joins the current tier unless a paired test against that tier's leader (sign-flip over tasks, 5%) "
-         "finds a difference; then it leads a new tier. Filtering the board never moves a system between tiers "
-         "unless a tier's leader is filtered out.", ("smucker-2007",)),
-    Term("separable", "Adjacent pairs that differ", "Of each pair of neighbours on the board, whether a paired "
-         "test finds a difference at 95% after Holm's correction over all the pairs shown: over tasks (sign-flip "
-         "on the task scores, or log ratios for G), or over queries on the tie-aware expected values where both "
-         "have per-query results. MTEB's own board separates 4 of 180 adjacent pairs this way.",
-         ("smucker-2007", "holm-1979")),
-    Term("could-be-first", "Could be #1", "The systems whose rank range over tasks includes 1: none is surely "
-         "better than them."),
+    Term("on-these-tasks", "On these tasks", "The question most readers bring: *on this benchmark's tasks, is "
+         "A better than B?* The tasks are fixed; what is uncertain is each task score, a mean over a finite sample "
+         "of queries. Rows with per-query results use their own variances, paired with each other; a published "
+         "row (one score per task) is bounded from the task's number of queries — a score in [0, 1] with mean μ "
+         "has variance at most μ(1 − μ) — assuming two systems' per-query scores are not negatively correlated. "
+         "Ties count against a claim: a pair is ordered only if it stays ordered with every tie broken against "
+         "the upper system. **Worked example** (RAR-b, full retrieval, nDCG@10): codefuse-ai/F2LLM-v2-14B "
+         "(G 0.3141) is ahead of Alibaba-NLP/gte-Qwen2-7B-instruct (G 0.2800) by 8.2 standard errors on these "
+         "tasks, whose scores are means over 1,172 to 10,042 queries: they differ, and F2LLM-v2-14B's rank range "
+         "is 1.", ("neuhof-benjamini-2026", "bhatia-davis-2000", "agresti-coull-1998")),
+    Term("on-new-tasks", "On new tasks like these", "The other question: *had the benchmark drawn other tasks "
+         "like these, would A still lead B?* The tasks are taken as a sample from a population of similar tasks "
+         "and each system's task scores as given: the paired t test over tasks (log scores for G), with T − 1 "
+         "degrees of freedom. With 8 or 17 tasks only large, consistent differences survive. **Worked "
+         "example**: the same two systems lead each other on different tasks; the gap is 1.9 standard errors of a "
+         "paired t over the 17 tasks (one-sided p = 0.038 before any correction): not told apart, and their rank "
+         "ranges are 1–10 and 1–16. It assumes tasks are exchangeable draws; a benchmark built from deliberately "
+         "different tasks makes “tasks like these” a population that does not exist.",
+         ("neuhof-benjamini-2026", "smucker-2007")),
+    Term("rank", "# (rank by the aggregate)", "The order of the aggregate's point values, as a competition rank "
+         "(1, 2, 2, 4). It is what the benchmark's own leaderboard shows; the rank range beside it says which "
+         "ranks the row can take once uncertainty is counted."),
+    Term("interval", "Interval (95%)", "Where the aggregate lies through the chosen lens, at the level: a normal "
+         "interval on these tasks, a t interval over tasks on new tasks like these; for G on the log scale "
+         "(positive and asymmetric). Closed forms: the same data give the same interval, whatever the seed."),
+    Term("rank-range", "Rank range", "The ranks the row's true position can take, at the level: from 1 + the "
+         "systems surely above it to the count of systems less the ones surely below. “Surely” comes from testing "
+         "every pairwise comparison with Holm's step-down. **Marginal** (the default) covers each row's rank at "
+         "the level on its own; **simultaneous** covers every row's at once and is wider. A row with a zero task "
+         "under G sits with the other zero rows at the bottom.", ("mogstad-2024", "holm-1979")),
+    Term("tier", "Tier", "The longest chain of “surely above” ending at the row, plus one: tier 1 holds exactly the "
+         "systems that could be #1; a system in tier 3 has two systems above it, each surely above the next. "
+         "Tiers come from the same decisions as the rank ranges, so they never contradict them.",
+         ("mogstad-2024",)),
+    Term("separable", "Adjacent pairs that differ", "Of each pair of neighbours on the board, whether the upper "
+         "system is surely better than the lower, through the lens: a one-sided test in the board's direction, "
+         "Holm-adjusted over all the adjacent pairs shown. Two systems tied on the aggregate never differ. When "
+         "no pair differs the board says how far the strongest pair is from Holm's first threshold. MTEB's own "
+         "board separates 4 of 180 adjacent pairs over tasks.", ("smucker-2007", "holm-1979")),
+    Term("could-be-first", "Could be #1", "The systems whose rank range through the lens includes 1: none is "
+         "surely better than them. They are the board's tier 1."),
     Term("common-tasks", "Common-task ranking", "Ranks the shown systems on the tasks all of them have, naming "
          "the tasks dropped — never an average over different task subsets, never a filled-in task."),
     Term("task-level-only", "Task-level scores only", "Published numbers (MTEB, the R2MED paper) come as one score "
-         "per task, without per-query results: they have an interval and a rank range over tasks, but neither a "
-         "bootstrap interval over queries nor a tie range."),
+         "per task, without per-query results and without the inference precision they were run at: they have an "
+         "interval and a rank range through both lenses (on these tasks from each task's query count), but no "
+         "tie range."),
     Term("policy-swap", "Policy swap", "Two systems that the chosen tie policy orders one way and their expected "
          "values the other: their order is decided by how ties are broken, not by the models."),
 )

@@ -181,27 +181,12 @@ def _list_lru(name: str, where: str, key: str, module: str, function: str) -> No
            size=lambda: found().cache_info().currsize)
 
 
-_list_lru("the bootstrap's resample counts", "evalcore/aggregate.py",
-          "the tasks' query counts, the number of resamples and the seed (every condition of a benchmark shares "
-          "them); the last 2", "evalcore.aggregate", "shared_resample_counts")
 _list_lru("a metric's boundedness", "evalcore/store/catalogue.py",
           "the metric name (whether its values lie in [0, 1]); at most 256", "evalcore.store.catalogue", "_bounded")
-_list_lru("the BLAS thread controller", "evalcore/aggregate.py",
-          "none: one threadpoolctl controller per process (it inspects the loaded libraries once)",
-          "evalcore.aggregate", "_blas_controller")
 listed("a per-query file's sums", "evalcore/store/derived.py", "disk",
        "derived data, in the repository for the shipped data/: the source file's sha256 and size and the format "
        "version (query-sums/1), in the footer of "
        "<folder>/_derived/<name>.sums.parquet (written by evalcore derive and ingest): any other bytes, or another "
        "format, and the store computes the sums in memory and logs why")
-listed("a Leaderboard's bootstrap intervals", "evalcore/store/interval_cache.py", "disk",
-       "in $TIEBREAK_CACHE/intervals/ when the deployment names that folder, else nowhere: the question "
-       "(condition, systems with their instruction states, tasks, resamples, seed), the sha256 of every per-query "
-       "file it reads, and interval_cache.VERSION with the numpy and DuckDB versions")
-listed("a Leaderboard's ranges over tasks", "evalcore/store/statistics.py", "disk",
-       "in $TIEBREAK_CACHE/ranges/ (never for a visitor's run): the systems in order, their task scores "
-       "(sha256), the aggregate, resamples, seed, level and the adjacent tests over queries, with "
-       "statistics.TASK_LEVEL_VERSION and the numpy and DuckDB versions")
-
 
 __all__ = ["ELSEWHERE", "Lru", "Memo", "REGISTRY", "SCOPES", "answers", "clear_all", "derived", "listed", "register", "resource"]

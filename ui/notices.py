@@ -2,7 +2,7 @@
 (numbers, names, evalcore's answers), one sentence or line out, nothing drawn. A view's frame (the line saying
 it moved to another condition, the filter note, the sources line, the empty states), every notice of the
 Leaderboard (policy swaps, systems lifted by ties, one model under several names, chance, precision kinds,
-separability, common tasks, the data's gaps) and the words for its resampling, the sidebar's notes (a choice
+each lens' headline, common tasks, the data's gaps) and the words for its uncertainty, the sidebar's notes (a choice
 not offered here, size bounds in the wrong order), and a visitor's run (its box, its condition, its line on a
 board, the upload limits) live here; the modules that draw them — ``ui/hints.py``, ``ui/sidebar.py``, the
 pages — call these. A page's own explanation stays in the page. Text from data is escaped with
@@ -112,8 +112,8 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
 
 def lifted_line(lifted: pd.DataFrame, agg: str, limit: int = 4) -> str | None:
     """The notice naming the systems that ties alone lift past others (``lifted``:
-    :func:`ui.board.lifted_by_ties`, ranked by ``agg``): their shared rank is high because a tie policy in their
-    favour could put them there, and the Rank range says how far they may fall. None when ties carry no system
+    :func:`ui.board.lifted_by_ties`, ranked by ``agg``): their rank range starts high because a tie policy in
+    their favour could put them there, and its end says how far they may fall. None when ties carry no system
     past another."""
     if lifted.empty:
         return None
@@ -124,9 +124,9 @@ def lifted_line(lifted: pd.DataFrame, agg: str, limit: int = 4) -> str | None:
     one = len(lifted) == 1
     its, it = ("its", "it") if one else ("their", "they")
     return (f"Ties alone can lift {words.counted(len(lifted), 'system')} past others — with every tie broken in "
-            f"{its} favour: " + "; ".join(parts) + more + f". Over queries and ties nothing surely beats "
-            f"{'it' if one else 'them'}: {its} **Rank range (queries + ties)** starts that high and shows how far "
-            f"{it} may fall. {glossary.link('tie-range', 'What a tie range is')}.")
+            f"{its} favour: " + "; ".join(parts) + more + f". On these tasks the rank ranges count every tie "
+            f"broken against the better-placed system, so {its} **Ranks** start that high and show how far {it} may "
+            f"fall. {glossary.link('tie-range', 'What a tie range is')}.")
 
 
 def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
@@ -143,7 +143,7 @@ def same_model_line(board: Leaderboard, limit: int = 4) -> str | None:
     by_name = rows.drop_duplicates("system").set_index("system")
     limit = words.shown_count(len(groups), limit)
     shown = [" and ".join(f"**{safe_text(name)}** {by_name.at[name, agg]:.4f} "
-                          f"(rank {int(by_name.at[name, 'shared_rank'])})" for name in group)
+                          f"(#{int(by_name.at[name, 'rank'])})" for name in group)
              for group in groups[:limit]]
     more = f"; and {words.counted(len(groups) - limit, 'more model')}" if len(groups) > limit else ""
     many = max(len(group) for group in groups)
@@ -190,25 +190,31 @@ def kinds_line(kinds: pd.Series, cond: Condition, systems: pd.Series, limit: int
             + f". {glossary.link('precision-kind', 'Precision kinds')}.")
 
 
-def resampling_words(board: Leaderboard) -> str:
-    """"1,000 resamples of 17 tasks · seed 0 · 95%": what the intervals over tasks were computed with."""
-    sampled = board.resampling
-    if sampled is None:
-        return "no resampling"
-    return (f"{sampled.resamples:,} resamples of {words.counted(len(board.tasks), 'task')} · seed {sampled.seed} · "
-            f"{sampled.level:.0%}")
+def uncertainty_words(board: Leaderboard) -> str:
+    """"95% · marginal rank sets": the level and kind every interval and range of the board was computed at."""
+    if not board.lenses:
+        return "no intervals"
+    return f"{board.level:.0%} · {board.ranks} rank sets"
 
 
-def separability_line(board: Leaderboard) -> str | None:
-    """The headline "N of M adjacent pairs differ at 95%" with how they were tested; None without tests."""
-    adjacent = board.adjacent
-    if adjacent is None or adjacent.empty:
+def lens_headline(board: Leaderboard, lens: str) -> str | None:
+    """One lens' headline: "N of M adjacent pairs differ" and who could be #1 — or why the lens says nothing of
+    this board, or, when nothing differs, how far the strongest pair is from Holm's first threshold."""
+    summary = board.lens(lens)
+    if summary is None:
         return None
-    kinds = adjacent["kind"].value_counts()
-    how = " and ".join(f"{int(kinds[k])} over {k}" for k in ("tasks", "queries") if k in kinds)
-    level = f"{board.resampling.level:.0%}"
-    return (f"**{board.n_adjacent_differ} of {len(adjacent)}** adjacent pairs differ at {level} (paired tests, "
-            f"Holm-adjusted; {how}). {glossary.link('separable', 'What this means')}.")
+    if not summary.available:
+        return f"not available here: {safe_text(summary.reason)}."
+    first = board.ranked.loc[board.ranked[f"{lens}_first"].astype(bool), "system"].tolist()
+    untested = summary.n_pairs - summary.n_tested
+    text = (f"**{summary.n_differ} of {summary.n_pairs}** adjacent pairs differ · "
+            f"**{len(first)}** could be #1")
+    if summary.strongest is not None:
+        text += (f" · none differs: the strongest pair has p = {summary.strongest['p_value']:.2g}, Holm's first "
+                 f"threshold {summary.strongest['threshold']:.2g}")
+    if untested:
+        text += f" · {untested} pair{'s' if untested > 1 else ''} with G = 0 not tested"
+    return text
 
 
 def common_tasks_line(board: Leaderboard) -> str | None:
@@ -288,18 +294,18 @@ def run_not_ranked_line(name: str, *, misses_a_task: bool) -> str:
 
 def run_ranked_line(name: str, where: str, row, n_ranked: int, agg: str) -> str:
     """A visitor's run ranked on a board (``row``: its row of :attr:`Leaderboard.ranked`; ``where``: the metric,
-    and the setting when it is not the sidebar's): shared rank of ``n_ranked`` by ``agg``, the aggregate with
-    its expected value, tie range and interval, and both rank ranges."""
+    and the setting when it is not the sidebar's): its place (#) of ``n_ranked`` by ``agg``, the aggregate with
+    its expected value and tie range, and its rank range and interval through both lenses."""
 
     def number(column):
         value = row.get(column)
         return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
-    return (f"Your run **{safe_text(name)}** — {safe_text(where)}: shared rank over tasks "
-            f"**{int(row['shared_rank'])}** of {n_ranked} by {agg} = **{number(agg)}** (expected "
-            f"{number(agg + '_expected')}, tie range [{number(agg + '_min')}, {number(agg + '_max')}], 95% bootstrap "
-            f"[{number(agg + '_lo')}, {number(agg + '_hi')}]); rank range over tasks {_rank_range(row)}, over "
-            f"queries and ties {_rank_range(row, 'combined_')}.")
+    return (f"Your run **{safe_text(name)}** — {safe_text(where)}: **#{int(row['rank'])}** of {n_ranked} by {agg} "
+            f"= **{number(agg)}** (expected {number(agg + '_expected')}, tie range [{number(agg + '_min')}, "
+            f"{number(agg + '_max')}]); on these tasks ranks {_rank_range(row, 'queries_')}, interval "
+            f"[{number('queries_lo')}, {number('queries_hi')}]; on new tasks like these ranks "
+            f"{_rank_range(row, 'tasks_')}.")
 
 
 def _rank_range(row, prefix: str = "") -> str:

@@ -443,7 +443,7 @@ def kind_text(precision: str, kinds: Sequence[str]) -> str:
 def precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: Mapping[str, str],
                     precision: str) -> str:
     """A precision as the control shows it: 'bf16 (inference / scores stored)' from the files' precision kinds
-    under the chosen benchmark and setting, 'fp32 (as published)' for published scores only; the URL keeps the
+    under the chosen benchmark and setting, 'fp32 (published: precision not recorded)' for published scores only (MTEB and the R2MED paper do not record the inference precision); the URL keeps the
     plain precision. ``conditions`` is the snapshot's conditions table; the label is remembered per snapshot
     (asked for every option on every rerun: ~50 ms of pandas per run otherwise, bench/HISTORY.md § Capacity),
     except for a session's own uploaded run."""
@@ -497,7 +497,7 @@ def _precision_label(snapshot: data.Snapshot, conditions: pd.DataFrame, chosen: 
     if rows.empty:
         return precision
     if not rows["has_query_data"].astype(bool).any():
-        return f"{precision} (as published)"
+        return f"{precision} (published: precision not recorded)"
     table = data.precision_kinds(snapshot)
     kinds = table.loc[(table["benchmark"] == chosen.get("benchmark")) & (table["setting"] == chosen.get("setting"))
                       & (table["precision"] == precision), "precision_kind"]

@@ -57,9 +57,10 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     Param("mean", "show the arithmetic mean column: 1 | 0"),
     Param("borda", "show the Borda column: 1 | 0"),
     Param("chart", "chart below the leaderboard: none | intervals | size"),
-    Param("seed", "seed of the leaderboard's resampling, 0 to 99"),
-    Param("resamples", "resamples behind intervals, rank ranges and tiers: 200 | 500 | 1000 | 2000 | 5000"),
-    Param("level", "confidence level: 0.9 | 0.95 | 0.99"),
+    Param("lens", "which question the leaderboard's ranges answer: queries (on these tasks) | tasks (on new "
+                  "tasks like these)"),
+    Param("ranks", "rank sets: marginal (each row at the level) | simultaneous (all rows at once)"),
+    Param("level", "confidence level of intervals, rank ranges and tests: 0.9 | 0.95 | 0.99"),
     Param("common", "rank the shown systems on the tasks all of them have: 1 | 0"),
     Param("pin", "rows pinned on the leaderboard, by system name (repeatable, at most 8)", repeatable=True),
     # Ties & precision

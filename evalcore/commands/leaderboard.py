@@ -274,7 +274,7 @@ def lens_line(board: "Leaderboard", lens) -> str:
                                              else "") + ")")
     strongest = lens.strongest
     if strongest is not None:
-        line += (f"; none can: the strongest, {strongest['system_1']} over {strongest['system_2']}, has "
+        line += (f"; none does: the strongest, {strongest['system_1']} over {strongest['system_2']}, has "
                  f"p = {strongest['p_value']:.2g} against Holm's first threshold "
                  f"{1 - board.level:.2g}/{strongest['n_tested']} = {strongest['threshold']:.2g}")
     first = ranked.loc[ranked[f"{lens.name}_first"].astype(bool), "system"].tolist()
