@@ -1,10 +1,11 @@
-"""What the task-level ranges cost: the default board (RAR-b · full · ndcg@10, 145 ranked × 17 tasks, 203
-systems in all) and R2MED's, with and without the resampling, in one run.
+"""What a board's uncertainty costs: the default board (RAR-b · full · ndcg@10, 145 ranked × 17 tasks, 203
+systems in all), R2MED's (97 × 8) and the per-query MCR board (8 × 8 tasks, 21k queries), with and without both
+lenses (evalcore.uncertainty), in one run.
 
-- ``Store.leaderboard``: bootstrap=0 (no interval, rank range, tier or test) against the default 1,000
-  resamples — the engine's share of a first visit;
-- ``evalcore leaderboard`` end to end (a new process: imports, store load, board, printing) with
-  ``--resamples 0`` and ``--resamples 1000``; target: under 2 s with the ranges.
+- ``Store.leaderboard``: uncertainty=False (no interval, rank range, tier or test) against the default —
+  the engine's share of a first visit;
+- ``evalcore leaderboard`` end to end (a new process: imports, store load, board, printing), default output;
+  target: under 2 s.
 
     python bench/bench_board_ranges.py [--repeats 7]
 
@@ -40,20 +41,18 @@ def main() -> None:
     from evalcore.store import Condition, Store
 
     store = Store(args.data)
-    rows = ["| what | without ranges | with ranges (1,000 resamples) | added |", "|---|---|---|---|"]
+    rows = ["| what | without uncertainty | with both lenses | added |", "|---|---|---|---|"]
     for label, cond in (("Store.leaderboard, RAR-b full (145 × 17)", Condition("rar-b", instruction=None)),
-                        ("Store.leaderboard, R2MED (97 × 8)", Condition("r2med", instruction=None))):
-        store.leaderboard(cond, bootstrap=0)  # warm DuckDB
-        off = median_time(lambda: store.leaderboard(cond, bootstrap=0), args.repeats)
-        on = median_time(lambda: store.leaderboard(cond, bootstrap=1000), args.repeats)
+                        ("Store.leaderboard, R2MED (97 × 8)", Condition("r2med", instruction=None)),
+                        ("Store.leaderboard, RAR-b MCR per-query (8 × 8)",
+                         Condition("rar-b", "p@1", "mcr", instruction=None))):
+        store.leaderboard(cond, uncertainty=False)  # warm DuckDB
+        off = median_time(lambda: store.leaderboard(cond, uncertainty=False), args.repeats)
+        on = median_time(lambda: store.leaderboard(cond), args.repeats)
         rows.append(f"| {label} | {off:.3f} | {on:.3f} | {on - off:+.3f} |")
     command = [sys.executable, "-m", "evalcore", "leaderboard", "--benchmark", "rar-b", "--data", str(args.data)]
-    runs = {}
-    for resamples in ("0", "1000"):
-        runs[resamples] = median_time(lambda: subprocess.run(command + ["--resamples", resamples], check=True,
-                                                             capture_output=True, cwd=ROOT), args.repeats)
-    rows.append(f"| `evalcore leaderboard --benchmark rar-b` (203 systems), new process | {runs['0']:.2f} | "
-                f"{runs['1000']:.2f} | {runs['1000'] - runs['0']:+.2f} |")
+    took = median_time(lambda: subprocess.run(command, check=True, capture_output=True, cwd=ROOT), args.repeats)
+    rows.append(f"| `evalcore leaderboard --benchmark rar-b` (203 systems), new process | | {took:.2f} | |")
     print("\n".join(rows))
 
 

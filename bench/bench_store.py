@@ -7,9 +7,9 @@ Data: 100 systems × 4 precisions × 2 instruction states × 25 tasks × 500 que
 one parquet file per system (zstd, 10k-row row groups, sorted by precision/instruction/task), written to
 a temp dir. Opening: a store over the files without derived data (every file scanned), ``evalcore derive``
 on them, and a store reading the derived sums (what every new process does: a server start, each CLI call);
-the first Leaderboard of a process (its bootstrap's resample counts drawn) and later ones. Prints a markdown
-table of the median wall time per call (targets: ≤ 200 ms per store query, ≤ 1 s for a 1,000-resample
-bootstrap of 100 systems × 17 tasks).
+the Leaderboard with and without both lenses' uncertainty. Prints a markdown table of the median wall time per
+call (targets: ≤ 200 ms per store query, ≤ 1 s for a Leaderboard of 100 systems × 17 tasks with its
+uncertainty from per-query rows).
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalcore import aggregate  # noqa: E402
 from evalcore.store import Condition, Store, derivation, derived  # noqa: E402
 
 PRECISIONS = ("bf16", "bf16+hps", "fp16", "fp32")
@@ -141,18 +140,12 @@ def main() -> int:
         measure("systems(search, size, open weights)", "sidebar",
                 lambda: store.systems(search="system-0", min_parameters=None, open_weights=None))
         measure("task_table(fp32)", "leaderboard", lambda: store.task_table(fp32))
-        measure("leaderboard(fp32, bootstrap=0)", "leaderboard", lambda: store.leaderboard(fp32, bootstrap=0))
-        measure("leaderboard(instruction=any, bootstrap=0)", "leaderboard",
-                lambda: store.leaderboard(any_instruction, bootstrap=0))
-        measure("leaderboard(fp32, 17 tasks, bootstrap=1000)", "leaderboard",
-                lambda: store.leaderboard(fp32, tasks=tasks_17, bootstrap=1000), 1000.0)
-
-        def first_of_a_process():  # the resample counts are drawn too (kept in memory afterwards)
-            aggregate.shared_resample_counts.cache_clear()
-            store.leaderboard(fp32, tasks=tasks_17, bootstrap=1000)
-
-        measure("leaderboard(fp32, 17 tasks, bootstrap=1000), a process's first (counts drawn)", "leaderboard",
-                first_of_a_process, 1000.0)
+        measure("leaderboard(fp32, no uncertainty)", "leaderboard",
+                lambda: store.leaderboard(fp32, uncertainty=False))
+        measure("leaderboard(instruction=any, no uncertainty)", "leaderboard",
+                lambda: store.leaderboard(any_instruction, uncertainty=False))
+        measure("leaderboard(fp32, 17 tasks, both lenses)", "leaderboard",
+                lambda: store.leaderboard(fp32, tasks=tasks_17), 1000.0)
         measure("tie_summary()", "ties & precision", lambda: store.tie_summary(fp32))
         measure("rank_flips(fp32 → bf16)", "rank flips", lambda: store.rank_flips(fp32, bf16))
         measure("rank_flips(bf16 → bf16+hps)", "rank flips", lambda: store.rank_flips(bf16, hps))
@@ -165,10 +158,6 @@ def main() -> int:
         measure("paired_test(2 systems, 1 task, 10k flips)", "compare",
                 lambda: store.paired_test(first_four[0], first_four[1], fp32, task="Task00"))
 
-        rng = np.random.default_rng(1)
-        matrices = [rng.random((args.systems, args.queries)) for _ in range(17)]
-        measure(f"aggregate bootstrap: {args.systems} systems × 17 tasks × {args.queries} q, 1000 resamples",
-                "(pure)", lambda: aggregate.bootstrap_task_and_g(matrices, 1000, 0), 1000.0)
         start = time.perf_counter()
         store.reload()
         reload_s = time.perf_counter() - start

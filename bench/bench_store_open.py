@@ -39,7 +39,7 @@ row = with_data.iloc[-1]
 instruction = None if row["instruction"] is None or row["instruction"] != row["instruction"] else bool(row["instruction"])
 cond = Condition(row["benchmark"], row["metric"], row["setting"], instruction, row["precision"], row["tie_policy"])
 w2, c2 = clock()
-store.leaderboard(cond, bootstrap=1000)
+store.leaderboard(cond)
 w3, c3 = clock()
 print(json.dumps({"open": [w1 - w0, c1 - c0], "board": [w3 - w2, c3 - c2]}))
 """

@@ -37,8 +37,9 @@ DEFAULT_MAX_SYSTEMS = 100_000
 # the summary columns of a leaderboard; a task of the same name gets another column label (task_column_labels)
 SUMMARY_COLUMNS = (
     "rank", "system", "G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected",
-    "borda", "n_tasks", "complete", "zero_task", "has_query_data", "G_lo", "G_hi", "mean_lo", "mean_hi",
-    "rank_lo", "rank_hi", "combined_lo", "combined_hi", "shared_rank", "ranked_by",
+    "borda", "n_tasks", "complete", "zero_task", "has_query_data", "ranked_by",
+    *(f"{lens}_{column}" for lens in ("queries", "tasks") for column in ("lo", "hi", "rank_lo", "rank_hi", "tier",
+                                                                         "first")),
 )
 
 
