@@ -35,7 +35,9 @@ systems (one good exactly where the other is bad) would make published pairs' in
 every pair of shipped per-query runs (docs/DESIGN.md § Uncertainty). (3) G with a task near 0: the delta method
 is a poor approximation when x_it is within a few standard errors of 0 (its interval then spans orders of
 magnitude, which is honest but approximate); a zero task under G leaves the row out of the model, tied at the
-bottom. (4) A task's query count must be known (data/query_counts.json); without it the lens says so.
+bottom — unless its tie range reaches above 0 (a score of 0 only because ties were broken against it): such a
+row stays in, with θ̂ = −∞ (G = 0) and θ̂⁺ its G with every tie broken for it, so it can never be surely above
+another row, and another is surely above it only if it stays so with the row's ties broken in its favour. (4) A task's query count must be known (data/query_counts.json); without it the lens says so.
 """
 from __future__ import annotations
 
@@ -114,10 +116,12 @@ def estimates(scores: np.ndarray, n_queries: np.ndarray, aggregate: str, per_que
         high_scores = np.where(np.isnan(ties[1]), scores, np.maximum(ties[1], scores))
     cov_t = task_covariances(scores, n_queries, per_query)
     if aggregate == "G":
-        included = (scores > 0).all(axis=1) if n_tasks else np.zeros(n_systems, dtype=bool)
-        safe = np.where(scores > 0, scores, 1.0)
+        # outside the model only when G is 0 under every tie order: a zero task whose tie maximum is 0 too
+        included = (high_scores > 0).all(axis=1) if n_tasks else np.zeros(n_systems, dtype=bool)
+        # the delta method's scale: the score, or where it is 0 (ties broken against the row), its tie maximum
+        safe = np.where(scores > 0, scores, np.where(high_scores > 0, high_scores, 1.0))
         with np.errstate(divide="ignore"):
-            points = np.log(safe).mean(axis=1)
+            points = np.log(scores).mean(axis=1)
             low = np.log(low_scores).mean(axis=1)
             high = np.log(np.where(high_scores > 0, high_scores, 1.0)).mean(axis=1)
         scaled = cov_t / (safe.T[:, :, None] * safe.T[:, None, :])
