@@ -139,7 +139,7 @@ _ENTRIES = (
          "and each system's task scores as given: the paired t test over tasks (log scores for G), with T − 1 "
          "degrees of freedom. With 8 or 17 tasks only large, consistent differences survive. **Worked "
          "example**: the same two systems lead each other on different tasks; the gap is 1.9 standard errors of a "
-         "paired t over the 17 tasks (one-sided p = 0.038 before any correction): not told apart, and their rank "
+         "paired t over the 17 tasks (two-sided p = 0.075 before any correction): not told apart, and their rank "
          "ranges are 1–10 and 1–16. It assumes tasks are exchangeable draws; a benchmark built from deliberately "
          "different tasks makes “tasks like these” a population that does not exist.",
          ("neuhof-benjamini-2026", "smucker-2007")),
@@ -159,8 +159,9 @@ _ENTRIES = (
          "Tiers come from the same decisions as the rank ranges, so they never contradict them.",
          ("mogstad-2024",)),
     Term("separable", "Adjacent pairs that differ", "Of each pair of neighbours on the board, whether the upper "
-         "system is surely better than the lower, through the lens: a one-sided test in the board's direction, "
-         "Holm-adjusted over all the adjacent pairs shown. Two systems tied on the aggregate never differ. When "
+         "system is surely better than the lower, through the lens: a two-sided test (the board's order was "
+         "picked by the same data) that counts only with the upper system ahead, Holm-adjusted over all the "
+         "adjacent pairs shown. Two systems tied on the aggregate never differ. When "
          "no pair differs the board says how far the strongest pair is from Holm's first threshold. MTEB's own "
          "board separates 4 of 180 adjacent pairs over tasks.", ("smucker-2007", "holm-1979")),
     Term("could-be-first", "Could be #1", "The systems whose rank range through the lens includes 1: none is "

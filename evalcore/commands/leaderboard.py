@@ -270,7 +270,7 @@ def lens_line(board: "Leaderboard", lens) -> str:
     ranked = board.ranked
     untested = lens.n_pairs - lens.n_tested
     line = (f"{lens.question} ({lens.name}): {lens.n_differ} of {lens.n_pairs} adjacent pairs differ "
-            f"(one-sided, Holm-adjusted" + (f"; {untested} pair(s) with a zero-G system not tested" if untested
+            f"(two-sided, the upper system ahead, Holm-adjusted" + (f"; {untested} pair(s) with a zero-G system not tested" if untested
                                              else "") + ")")
     strongest = lens.strongest
     if strongest is not None:
@@ -408,7 +408,7 @@ def _uncertainty_record(board: "Leaderboard", records) -> dict | None:
         if lens.available:
             record.update({
                 "n_adjacent_differ": lens.n_differ, "n_adjacent": lens.n_pairs, "n_tested": lens.n_tested,
-                "test": "one-sided in the board's order, Holm-adjusted", "adjacent": records(lens.adjacent),
+                "test": "two-sided, differs only with the upper system ahead, Holm-adjusted", "adjacent": records(lens.adjacent),
                 "strongest_when_none_differ": lens.strongest,
                 "could_be_first": ranked.loc[ranked[f"{name}_first"].astype(bool), "system"].tolist(),
                 "n_tiers": int(ranked[f"{name}_tier"].max()) if len(ranked) else 0})

@@ -2,13 +2,15 @@
 real differences — on either lens' estimates.
 
 **Adjacent pairs** (:func:`adjacent_pairs`): each pair of neighbours in the board's order (upper u, lower l) is
-tested one-sided, in the board's direction — H: θ_u ≤ θ_l, against "u is better" — with the lens' statistic
-T_ul = (θ̂⁻_u − θ̂⁺_l)/se_ul (least favourable tie order) and its reference distribution (normal, or Student t
-with T − 1 df over tasks)::
+tested with the lens' statistic T_ul = (θ̂⁻_u − θ̂⁺_l)/se_ul (least favourable tie order) and its reference
+distribution (normal, or Student t with T − 1 df over tasks), **two-sided**::
 
-    p_ul = P(T > T_ul)
+    p_ul = min(1, 2 · P(T > T_ul))
 
-A pair tied on the aggregate has T ≤ 0 and p ≥ ½: it never differs. A pair with a row outside the model (a zero
+and a pair differs only when the upper system is ahead (T_ul > 0, which a small p implies). Two-sided because
+the board's order was chosen by the same data: a one-sided test in the direction the data picked rejects an
+exactly tied pair twice as often as it claims (2α; tests/uncertainty/test_adjacent_pairs_null.py). A pair tied
+on the aggregate has T ≤ 0 and p = 1: it never differs. A pair with a row outside the model (a zero
 task under G) is not tested (NaN). The p-values are adjusted together by Holm's step-down
 (:func:`holm_adjusted`), which holds the family-wise error at α under any dependence and has no Monte Carlo
 error: the headline "N of M adjacent pairs differ" is the same for every seed. When nothing differs,
@@ -66,7 +68,7 @@ def holm_adjusted(p_values) -> np.ndarray:
 @dataclass(frozen=True)
 class AdjacentPairs:
     """The board's neighbours in its order: ``first`` (upper) / ``second`` (lower) row positions, ``statistic``
-    (T_ul), ``p_value`` (one-sided, NaN = not tested), ``adjusted`` (Holm over the tested pairs), ``differ``
+    (T_ul), ``p_value`` (two-sided, NaN = not tested), ``adjusted`` (Holm over the tested pairs), ``differ``
     (adjusted ≤ alpha), ``alpha``."""
 
     first: np.ndarray
@@ -95,7 +97,7 @@ def adjacent_pairs(est: Estimates, order: np.ndarray, alpha: float = ALPHA) -> A
     order = np.asarray(order, dtype=np.int64)
     first, second = order[:-1], order[1:]
     statistic = est.statistics()[first, second] if len(first) else np.empty(0)
-    p = upper_tail(statistic, est.df)
+    p = np.minimum(1.0, 2.0 * upper_tail(statistic, est.df))
     adjusted = holm_adjusted(p) if len(p) else p
     with np.errstate(invalid="ignore"):
         differ = adjusted <= alpha
@@ -104,7 +106,7 @@ def adjacent_pairs(est: Estimates, order: np.ndarray, alpha: float = ALPHA) -> A
 
 @dataclass(frozen=True)
 class NoneDiffer:
-    """Why no adjacent pair differs: the strongest tested pair (row positions), its one-sided p-value and Holm's
+    """Why no adjacent pair differs: the strongest tested pair (row positions), its two-sided p-value and Holm's
     first threshold alpha / M (M tested pairs)."""
 
     first: int
