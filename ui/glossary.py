@@ -147,7 +147,8 @@ _ENTRIES = (
          "(1, 2, 2, 4). It is what the benchmark's own leaderboard shows; the rank range beside it says which "
          "ranks the row can take once uncertainty is counted."),
     Term("interval", "Interval (95%)", "Where the aggregate lies through the chosen lens, at the level: a normal "
-         "interval on these tasks, a t interval over tasks on new tasks like these; for G on the log scale "
+         "interval on these tasks, a bootstrap-t interval over tasks on new tasks like these; for G on the log "
+         "scale "
          "(positive and asymmetric). Closed forms: the same data give the same interval, whatever the seed."),
     Term("rank-range", "Rank range", "The ranks the row's true position can take, at the level: from 1 + the "
          "systems surely above it to the count of systems less the ones surely below. “Surely” comes from testing "

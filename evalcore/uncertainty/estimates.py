@@ -39,6 +39,7 @@ class Estimates:
     pair_se: np.ndarray  # S × S standard error of θ̂_i − θ̂_j
     df: int | None       # Student t degrees of freedom (tasks lens: T − 1); None: normal
     included: np.ndarray  # bool per row
+    task_values: np.ndarray | None = None  # tasks lens: the values y_it on the comparison scale (rows × tasks)
 
     @property
     def size(self) -> int:

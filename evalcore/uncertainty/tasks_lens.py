@@ -11,8 +11,9 @@ population aggregate of system i is θ_i = E_t[y_it]: for G, exp θ_i is the pop
     se_ij = sd_t(y_it − y_jt) / √T         df = T − 1
 
 — the paired t statistic of IR's topic-level tests (Smucker, Allan & Carterette, CIKM 2007), with tasks as
-topics: under Gaussian task differences each T_ij is exactly Student t with T − 1 df. A row's interval is the t
-interval θ̂_i ± t_(T−1) se_i (:mod:`evalcore.uncertainty.intervals`).
+topics: under Gaussian task differences each T_ij is exactly Student t with T − 1 df. A row's interval is the
+bootstrap-t interval over tasks (:func:`evalcore.uncertainty.intervals.bootstrap_t`): a single row's log scores
+are skewed, and the plain t interval covered 0.85–0.91 for G with 5–17 tasks in simulation.
 
 **Where it fails.** (1) Few tasks: with T = 5 the t quantile is 2.78 and only large, consistent differences
 separate. (2) A zero task under G: log 0 = −∞, and the benchmark's own G is 0 whatever the other tasks say;
@@ -63,4 +64,4 @@ def estimates(scores: np.ndarray, aggregate: str) -> Estimates:
     pair_se[:, excluded] = np.nan
     np.fill_diagonal(pair_se, 0.0)
     return Estimates("tasks", aggregate, points, points.copy(), points.copy(), se, pair_se, n_tasks - 1,
-                     included)
+                     included, values)
