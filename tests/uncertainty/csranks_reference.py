@@ -162,12 +162,12 @@ def wilson_mean(mean: np.ndarray, n: np.ndarray, z: float) -> np.ndarray:
 
 
 def queries_estimates_published(scores: np.ndarray, n_queries: np.ndarray, aggregate: str,
-                                level: float = 0.95) -> Estimates:
+                                z: float = 2.0) -> Estimates:
     """Queries lens for rows with task scores only: v_it = μ̃(1 − μ̃) / n_t (Bhatia–Davis at the Wilson-adjusted
-    mean), systems independent; mean: Var = Σ_t v_t / T²; G (on the log scale): Σ_t v_t / (x_t² T²)."""
+    mean; z = 2 is Agresti–Coull's (n x + 2)/(n + 4)), systems independent; mean: Var = Σ_t v_t / T²; G (on the
+    log scale): Σ_t v_t / (x_t² T²)."""
     scores = np.asarray(scores, dtype=np.float64)
     n = np.asarray(n_queries, dtype=np.float64)[None, :]
-    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     v = wilson_mean(scores, n, z) * (1 - wilson_mean(scores, n, z)) / n
     n_tasks = scores.shape[1]
     if aggregate == "G":
