@@ -84,8 +84,6 @@ def queries_answer(scores: np.ndarray, aggregate: str, level: float, kind: str, 
     counts = np.array([np.nan if n is None else float(n) for n in n_queries])
     if per_query is not None and len(per_query.rows):
         with_values[per_query.rows] = True
-        observed = np.bincount(per_query.task, minlength=n_tasks).astype(np.float64)
-        counts = np.where(np.isnan(counts), observed, counts)  # a task only per-query rows have: its own count
     missing = [name for name, n in zip(task_names, counts) if not np.isfinite(n)]
     if missing and not with_values.all():
         shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
