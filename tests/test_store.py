@@ -80,6 +80,37 @@ def expected_task_means(frame: pd.DataFrame, **filters) -> pd.DataFrame:
     return frame[mask].groupby(["system", "task"])[["oblivious", "expected", "min", "max"]].mean()
 
 
+def write_query_counts(data_dir: Path, counts: dict[str, int], benchmark: str = "bench", setting: str = "full"):
+    """data/query_counts.json for ``benchmark`` / ``setting``: what the queries lens bounds published rows with."""
+    (data_dir / "query_counts.json").write_text(json.dumps({
+        "format": 1, "sources": {"test": "written by the test"},
+        "benchmarks": {benchmark: {setting: {task: {"queries": n, "source": "test"} for task, n in counts.items()}}}}))
+
+
+def queries_lens_reference(rows: pd.DataFrame, systems: list[str], tasks: list[str], level: float = 0.95):
+    """The queries lens' G interval of per-query ``rows`` recomputed with pandas / numpy / scipy: per task the
+    systems' task means, their sample covariance over the task's queries (numpy.cov) / n, carried to
+    θ = (1/T) Σ log x by the delta method; the interval exp(θ⁻ − z se) … exp(θ⁺ + z se), θ⁻ / θ⁺ the same
+    over the tie range's ends (the means of per-query min / max), clipped to [0, 1]. Also the S × S
+    covariance of the θ̂."""
+    cov = np.zeros((len(systems), len(systems)))
+    logs, low, high = [], [], []
+    for task in tasks:
+        part = rows[rows.task == task]
+        wide = part.pivot(index="qid", columns="system", values="oblivious")[systems]
+        x = wide.mean().to_numpy()
+        cov += np.cov(wide.to_numpy().T) / len(wide) / np.outer(x, x)
+        logs.append(np.log(x))
+        low.append(np.log(part.groupby("system")["min"].mean()[systems].to_numpy()))
+        high.append(np.log(part.groupby("system")["max"].mean()[systems].to_numpy()))
+    cov /= len(tasks) ** 2
+    z = stats.norm.isf((1 - level) / 2)
+    se = np.sqrt(np.diagonal(cov))
+    lo = np.exp(np.mean(low, axis=0) - z * se)
+    hi = np.minimum(np.exp(np.mean(high, axis=0) + z * se), 1.0)
+    return lo, hi, np.mean(logs, axis=0), np.mean(low, axis=0), np.mean(high, axis=0), cov
+
+
 # -- loading ---------------------------------------------------------------------------------------------
 def test_corrupt_foreign_and_wrongly_typed_files_are_skipped(data_dir: Path):
     good = data_dir / "computed" / "qm.parquet"
@@ -181,8 +212,9 @@ def test_instruction_any_uses_one_state_per_system(data_dir: Path):
 # -- leaderboard ----------------------------------------------------------------------------------------
 def test_leaderboard_g_mean_ranks_incomplete_and_zero(data_dir: Path):
     raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
+    write_query_counts(data_dir, {"T1": 100, "T2": 100, "T3": 100})
     store = Store(data_dir)
-    board = store.leaderboard(Condition("bench"), bootstrap=200, seed=1)
+    board = store.leaderboard(Condition("bench"))
     ranked = board.ranked.set_index("system")
     means = expected_task_means(raw, precision="fp32", instruction=False)
     for system in SYSTEMS:
@@ -192,57 +224,71 @@ def test_leaderboard_g_mean_ranks_incomplete_and_zero(data_dir: Path):
         assert ranked.loc[system, "G_max"] == pytest.approx(stats.gmean(task_values["max"]))
         assert ranked.loc[system, "G_expected"] == pytest.approx(stats.gmean(task_values["expected"]))
         assert ranked.loc[system, "mean"] == pytest.approx(task_values["oblivious"].mean())
-        assert ranked.loc[system, "G_lo"] <= ranked.loc[system, "G"] <= ranked.loc[system, "G_hi"]
-        assert ranked.loc[system, "rank_lo"] <= ranked.loc[system, "rank"] <= ranked.loc[system, "rank_hi"]
+    for system in [*SYSTEMS, "published-model"]:
+        for lens in ("queries", "tasks"):
+            assert ranked.loc[system, f"{lens}_lo"] <= ranked.loc[system, "G"] <= ranked.loc[system, f"{lens}_hi"]
+            assert ranked.loc[system, f"{lens}_rank_lo"] <= ranked.loc[system, "rank"] <= ranked.loc[system,
+                                                                                                  f"{lens}_rank_hi"]
     assert ranked.loc["published-model", "G"] == pytest.approx((0.5 * 0.4 * 0.3) ** (1 / 3))
-    assert np.isnan(ranked.loc["published-model", "G_lo"])
+    # a published row is bounded from its tasks' query counts: 100 queries each, Bhatia–Davis, delta method
+    x = np.array([0.5, 0.4, 0.3])
+    adjusted = (100 * x + 2) / 104
+    se = np.sqrt((adjusted * (1 - adjusted) / 100 / x ** 2).sum()) / 3
+    z = stats.norm.isf(0.025)
+    assert ranked.loc["published-model", "queries_lo"] == pytest.approx(np.exp(np.log(x).mean() - z * se), rel=1e-12)
+    assert ranked.loc["published-model", "queries_hi"] == pytest.approx(np.exp(np.log(x).mean() + z * se), rel=1e-12)
     assert ranked.loc["zero-model", "G"] == 0 and board.zero_task_systems == ["zero-model"]
+    zero = ranked.loc["zero-model"]
+    assert np.isnan(zero["queries_lo"]) and np.isnan(zero["tasks_hi"]), "G = 0 by definition is no estimate"
+    assert (zero["queries_rank_lo"], zero["queries_rank_hi"]) == (5, 5), "outside the model: below every row"
     assert board.incomplete["system"].tolist() == ["partial-model"]
     assert board.incomplete["missing_tasks"].iloc[0] == ["T2", "T3"]
     np.testing.assert_array_equal(board.ranked["rank"], stats.rankdata(-board.ranked["G"], method="min"))
     assert board.tasks == TASKS and list(board.ranked.columns[-3:]) == TASKS
-    assert board.bootstrap == 200
+    assert (board.level, board.ranks, list(board.lenses)) == (0.95, "marginal", ["queries", "tasks"])
 
 
-def test_leaderboard_bootstrap_is_reproducible(data_dir: Path):
-    store = Store(data_dir)
-    first = store.leaderboard(Condition("bench"), bootstrap=100, seed=5).ranked
-    second = store.leaderboard(Condition("bench"), bootstrap=100, seed=5).ranked
-    pd.testing.assert_frame_equal(first, second)
+def test_leaderboard_needs_a_query_count_for_a_published_row_and_no_seed(data_dir: Path):
+    """Without data/query_counts.json the queries lens says why it cannot bound the published row; the numbers
+    never depend on a seed (there is none): two stores give the same board, bit for bit."""
+    board = Store(data_dir).leaderboard(Condition("bench"))
+    queries = board.lens("queries")
+    assert not queries.available and "T1" in queries.reason
+    assert board.ranked["queries_lo"].isna().all() and board.ranked["tasks_lo"].notna().sum() == 4
+    alone = Store(data_dir).leaderboard(Condition("bench"), systems=SYSTEMS)
+    assert alone.lens("queries").available and alone.ranked["queries_lo"].notna().all()
+    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench")).ranked, board.ranked,
+                                  check_exact=True)
 
 
-def _canonical_query_order(task: str, qids) -> list:
-    """The store's column order within a task: by DuckDB's 64-bit hash of (task, qid) (evalcore.store.statistics)."""
-    import duckdb
+def test_leaderboard_is_the_same_from_two_stores(data_dir: Path):
+    write_query_counts(data_dir, {"T1": 100, "T2": 100, "T3": 100})
+    first = Store(data_dir).leaderboard(Condition("bench")).ranked
+    second = Store(data_dir).leaderboard(Condition("bench")).ranked
+    assert first["queries_lo"].notna().sum() == 4
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
 
-    keys = duckdb.execute("SELECT qid, hash(?::VARCHAR, qid) AS key FROM (SELECT unnest(?::VARCHAR[]) AS qid)",
-                          [task, list(qids)]).df()
-    return keys.sort_values("key")["qid"].tolist()
 
-
-def test_leaderboard_intervals_match_explicit_resampling(data_dir: Path):
-    # reference: per task, draw query indices with replacement (one draw per resample, shared by all
-    # systems), index the raw rows with them, G of the resampled task means, 2.5 / 97.5 percentiles;
-    # the queries of a task in the store's canonical order, whatever order the file holds them in
+def test_leaderboard_queries_lens_matches_the_raw_rows(data_dir: Path):
+    # per-query values aligned by qid across systems whatever order the file holds them in; the interval, the
+    # adjacent pairs' statistics and the rank sets recomputed from the raw rows (queries_lens_reference)
     raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
     raw = raw.sample(frac=1.0, random_state=3)  # a file order that is not the canonical one
     rows = raw[(raw.precision == "fp32") & ~raw.instruction]
-    n_resamples, seed = 300, 7
     raw.to_parquet(data_dir / "computed" / "qm.parquet")
-    board = Store(data_dir).leaderboard(Condition("bench"), bootstrap=n_resamples, seed=seed)
-    rng = np.random.default_rng(seed)
-    resampled_means = []
-    for task in board.tasks:
-        task_rows = rows[rows.task == task]
-        wide = task_rows.pivot(index="qid", columns="system", values="oblivious")
-        values = wide.reindex(_canonical_query_order(task, wide.index))[SYSTEMS].to_numpy().T  # systems × queries
-        picks = rng.integers(0, values.shape[1], size=(n_resamples, values.shape[1]), dtype=np.int32)
-        resampled_means.append(values[:, picks].mean(axis=2).T)  # resamples × systems
-    g = stats.gmean(np.stack(resampled_means, axis=-1), axis=-1)
-    lo, hi = np.percentile(g, [2.5, 97.5], axis=0)
-    ranked = board.ranked.set_index("system")
-    np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_lo"], lo, rtol=1e-5)
-    np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_hi"], hi, rtol=1e-5)
+    board = Store(data_dir).leaderboard(Condition("bench"), systems=SYSTEMS)
+    order = board.ranked["system"].tolist()
+    lo, hi, points, low, high, cov = queries_lens_reference(rows, order, TASKS)
+    np.testing.assert_allclose(board.ranked["queries_lo"], lo, rtol=1e-10)
+    np.testing.assert_allclose(board.ranked["queries_hi"], hi, rtol=1e-10)
+    adjacent = board.lens("queries").adjacent
+    assert adjacent["system_1"].tolist() == order[:-1] and adjacent["system_2"].tolist() == order[1:]
+    for k in range(len(order) - 1):  # upper k over lower k + 1, the least favourable tie order
+        se = np.sqrt(cov[k, k] + cov[k + 1, k + 1] - 2 * cov[k, k + 1])
+        assert adjacent["statistic"].iloc[k] == pytest.approx((low[k] - high[k + 1]) / se, rel=1e-9)
+        assert adjacent["p_value"].iloc[k] == pytest.approx(stats.norm.sf((low[k] - high[k + 1]) / se), rel=1e-8,
+                                                            abs=1e-15)
+    assert (np.diff(points) <= 0).all()
 
 
 def _one_file_per_system(data_dir: Path, raw: pd.DataFrame, drop=None, extra_column: str | None = None) -> None:
@@ -265,10 +311,12 @@ def _no_generic_scan(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("instruction", [False, True, None])
-def test_bootstrap_reads_one_file_per_system_by_file(data_dir: Path, tmp_path_factory, monkeypatch, instruction):
+def test_per_query_values_read_one_file_per_system_by_file(data_dir: Path, tmp_path_factory, monkeypatch,
+                                                            instruction):
     # the same rows, one file holding every system vs one file per system (gamma: no with-instruction rows,
     # so under instruction=None it keeps its without-instruction rows while alpha and beta keep theirs)
     raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
+    write_query_counts(data_dir, {"T1": 100, "T2": 100, "T3": 100})
     gamma_with = (raw.system == "gamma") & raw.instruction
     # with-instruction rows first in each file, so a scan that kept both states would differ ("last row wins")
     raw = raw[~gamma_with].sort_values(["system", "instruction"], ascending=[True, False], kind="stable")
@@ -276,41 +324,35 @@ def test_bootstrap_reads_one_file_per_system_by_file(data_dir: Path, tmp_path_fa
     raw.to_parquet(data_dir / "computed" / "qm.parquet")
     cond = Condition("bench", instruction=instruction)
     calls = [dict(), dict(systems=["gamma", "alpha", "published-model"]), dict(tasks=["T3", "T1"])]
-    together = [Store(data_dir).leaderboard(cond, bootstrap=200, seed=3, **kw).ranked for kw in calls]
+    together = [Store(data_dir).leaderboard(cond, **kw).ranked for kw in calls]
     _one_file_per_system(data_dir, raw)
     _no_generic_scan(monkeypatch)
-    apart = [Store(data_dir).leaderboard(cond, bootstrap=200, seed=3, **kw).ranked for kw in calls]
+    apart = [Store(data_dir).leaderboard(cond, **kw).ranked for kw in calls]
     for first, second in zip(together, apart):
         pd.testing.assert_frame_equal(first, second)
-        assert first["G_lo"].notna().sum() == (first["system"].isin(SYSTEMS)).sum() > 0
-    if instruction is None:  # against explicit resampling with each system's own state
+        assert first["queries_lo"].notna().tolist() == (first["G"] > 0).tolist()  # the zero-G row: outside
+        assert first["system"].isin(SYSTEMS).any()
+    if instruction is None:  # against the raw rows with each system's own state
         rows = raw[(raw.precision == "fp32") & (raw.instruction | (raw.system == "gamma"))]
-        rng = np.random.default_rng(3)
-        means = []
-        for task in TASKS:
-            task_rows = rows[rows.task == task]
-            wide = task_rows.pivot(index="qid", columns="system", values="oblivious")
-            values = wide.reindex(_canonical_query_order(task, wide.index))[SYSTEMS].to_numpy().T
-            picks = rng.integers(0, values.shape[1], size=(200, values.shape[1]), dtype=np.int32)
-            means.append(values[:, picks].mean(axis=2).T)
-        lo, hi = np.percentile(stats.gmean(np.stack(means, axis=-1), axis=-1), [2.5, 97.5], axis=0)
         ranked = apart[0].set_index("system")
-        np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_lo"], lo, rtol=1e-5)
-        np.testing.assert_allclose(ranked.loc[SYSTEMS, "G_hi"], hi, rtol=1e-5)
+        lo, hi, *_ = queries_lens_reference(rows, SYSTEMS, TASKS)
+        np.testing.assert_allclose(ranked.loc[SYSTEMS, "queries_lo"], lo, rtol=1e-10)
+        np.testing.assert_allclose(ranked.loc[SYSTEMS, "queries_hi"], hi, rtol=1e-10)
 
 
-def test_bootstrap_falls_back_to_per_row_systems(data_dir: Path, monkeypatch):
+def test_per_query_values_fall_back_to_per_row_systems(data_dir: Path, monkeypatch):
     # a data column named file_index would shadow DuckDB's virtual column: the rows must carry their system
     raw = pd.read_parquet(data_dir / "computed" / "qm.parquet")
-    expected = Store(data_dir).leaderboard(Condition("bench"), bootstrap=150, seed=2).ranked
+    write_query_counts(data_dir, {"T1": 100, "T2": 100, "T3": 100})
+    expected = Store(data_dir).leaderboard(Condition("bench")).ranked
+    assert expected["queries_lo"].notna().sum() == 4
     _one_file_per_system(data_dir, raw, extra_column="file_index")
     from evalcore.store import queries
 
     generic = []
     original = queries.per_query
     monkeypatch.setattr(queries, "per_query", lambda *a, **k: generic.append(1) or original(*a, **k))
-    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench"), bootstrap=150, seed=2).ranked,
-                                  expected)
+    pd.testing.assert_frame_equal(Store(data_dir).leaderboard(Condition("bench")).ranked, expected)
     assert generic
 
 
@@ -350,7 +392,7 @@ def test_query_matrix_matches_a_plain_python_alignment():
 
 def test_task_subset_and_system_filter(data_dir: Path):
     store = Store(data_dir)
-    board = store.leaderboard(Condition("bench"), systems=["alpha", "partial-model"], tasks=["T1"], bootstrap=0)
+    board = store.leaderboard(Condition("bench"), systems=["alpha", "partial-model"], tasks=["T1"], uncertainty=False)
     assert sorted(board.ranked["system"]) == ["alpha", "partial-model"]
     assert board.incomplete.empty and board.tasks == ["T1"]
 
@@ -546,12 +588,12 @@ def test_runs_listing_with_sidecar_and_key_value_metadata(data_dir: Path):
 
 def test_concurrent_callers(data_dir: Path):
     store = Store(data_dir)
-    reference = store.leaderboard(Condition("bench"), bootstrap=50).ranked
+    reference = store.leaderboard(Condition("bench")).ranked
     errors, results = [], []
 
     def call():
         try:
-            results.append(store.leaderboard(Condition("bench"), bootstrap=50).ranked)
+            results.append(store.leaderboard(Condition("bench")).ranked)
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -625,6 +667,6 @@ def test_hostile_names_stored_in_data_round_trip(tmp_path: Path):
     names = ["x' OR '1'='1", "'; DROP TABLE systems; --", "名前🙂"]
     make_query_metrics(systems=names, benchmark="b'; --").to_parquet(tmp_path / "hostile.parquet")
     store = Store(tmp_path)
-    board = store.leaderboard(Condition("b'; --"), systems=[names[0]], bootstrap=20)
+    board = store.leaderboard(Condition("b'; --"), systems=[names[0]])
     assert board.ranked["system"].tolist() == [names[0]]
     assert sorted(store.systems()["system"]) == sorted(names)
