@@ -1,6 +1,9 @@
-"""The store's boards over tasks: every ranked row of every shipped board has an interval and a rank range, the
-declared task set holds when a file goes bad, the common-task ranking never averages over different tasks, and
-the adjacent test over queries agrees with the randomization test it approximates."""
+"""The store's boards through both lenses of evalcore.uncertainty, on the shipped data: every ranked row of every
+shipped board has its intervals, rank sets and tiers; facts recomputed here from the board's own task columns
+(never from the lens' output): no pair tied on the aggregate differs, who could be #1 is tier 1, a planted system
+better than every other on every task is first, a copy gets its original's range; the numbers depend on no
+seed; the declared task set holds when a file goes bad; the common-task ranking never averages over different
+tasks; an interval over few tasks stays inside the metric's range."""
 from __future__ import annotations
 
 import shutil
@@ -10,10 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore import aggregate
 from evalcore.store import Condition, Store
+from evalcore.uncertainty import board as lens_board
+from evalcore.uncertainty import query_counts
 
 SHIPPED = Path(__file__).resolve().parents[1] / "data"
+LENSES = ("queries", "tasks")
 
 
 @pytest.fixture(scope="module")
@@ -21,45 +26,130 @@ def shipped():
     return Store(SHIPPED)
 
 
-def _conditions(store):
-    facets = store.facets()["conditions"]
+@pytest.fixture(scope="module")
+def boards(shipped):
+    """Every shipped condition's board (instruction: any), ranked rows only."""
+    facets = shipped.facets()["conditions"]
     keys = facets[["benchmark", "setting", "metric", "precision", "tie_policy"]].drop_duplicates()
-    return [Condition(b, m, s, None, p, t) for b, s, m, p, t in keys.itertuples(index=False)]
+    found = {}
+    for b, s, m, p, t in keys.itertuples(index=False):
+        cond = Condition(b, m, s, None, p, t)
+        found[cond] = shipped.leaderboard(cond)
+    return found
 
 
-def test_every_ranked_row_of_every_shipped_board_has_an_interval_and_a_rank_range(shipped):
-    conditions = _conditions(shipped)
-    assert len(conditions) >= 19
+def test_every_ranked_row_of_every_shipped_board_has_both_lenses(boards):
+    assert len(boards) >= 19
     ranked_boards = 0
-    for cond in conditions:
-        board = shipped.leaderboard(cond, bootstrap=200)
+    for cond, board in boards.items():
         ranked = board.ranked
-        agg = board.ranked_by
         if ranked.empty:  # e.g. a precision only some tasks were run at: nothing to rank, nothing to check
             assert len(board.incomplete), cond
             continue
         ranked_boards += 1
-        for column in (f"{agg}_task_lo", f"{agg}_task_hi", "rank_lo", "rank_hi", "tier"):
-            assert ranked[column].notna().all(), (cond, column)
-        assert ((ranked[f"{agg}_task_lo"] <= ranked[agg]) & (ranked[agg] <= ranked[f"{agg}_task_hi"])).all(), cond
-        assert ((ranked["rank_lo"] <= ranked["rank"]) & (ranked["rank"] <= ranked["rank_hi"])).all(), cond
-        assert (ranked["shared_rank"] == ranked["rank_lo"]).all() and ranked["tier"].min() == 1
-        assert ranked["could_be_first"].tolist() == (ranked["rank_lo"] == 1).tolist()
-        assert len(board.adjacent) == len(ranked) - 1 and board.notes == [], cond
+        agg = board.ranked_by
+        inside = (ranked[agg] > 0).to_numpy()  # G = 0 from a zero task: outside both models
+        for lens in LENSES:
+            summary = board.lens(lens)
+            if lens == "tasks" and len(board.task_names) < 2:
+                assert not summary.available, cond
+                continue
+            assert summary.available, (cond, lens, summary.reason)
+            lo, hi = ranked[f"{lens}_lo"].to_numpy(), ranked[f"{lens}_hi"].to_numpy()
+            assert np.isfinite(lo[inside]).all() and np.isnan(lo[~inside]).all(), (cond, lens)
+            values = ranked[agg].to_numpy()
+            assert ((lo[inside] <= values[inside]) & (values[inside] <= hi[inside])).all(), (cond, lens)
+            assert ((ranked[f"{lens}_rank_lo"] <= ranked["rank"]) & (ranked["rank"] <= ranked[f"{lens}_rank_hi"])).all()
+            assert ranked[f"{lens}_tier"].min() == 1 and (ranked[f"{lens}_rank_hi"] <= len(ranked)).all()
+            assert summary.n_pairs == len(ranked) - 1
+        assert board.notes == [], cond
         assert board.declared_tasks == board.task_names, "the shipped manifest declares every board's tasks"
     assert ranked_boards >= 19
 
 
-def test_the_same_seed_gives_the_same_board_and_the_parameters_are_recorded(shipped):
+def test_no_pair_tied_on_the_aggregate_differs_on_any_shipped_board(boards):
+    """Tied values (equal to the printed digits and beyond) never make a differing adjacent pair, and a pair
+    differs only when the upper system's value is above the lower's."""
+    tied_pairs = 0
+    for cond, board in boards.items():
+        ranked = board.ranked.set_index("system")
+        for lens in LENSES:
+            summary = board.lens(lens)
+            if not summary.available:
+                continue
+            for row in summary.adjacent.itertuples():
+                upper, lower = ranked.loc[row.system_1, board.ranked_by], ranked.loc[row.system_2, board.ranked_by]
+                tied_pairs += upper == lower
+                if row.differ:
+                    assert upper > lower, (cond, lens, row.system_1, row.system_2)
+                if upper == lower:
+                    assert not row.differ and (np.isnan(row.p_value) or row.p_value >= 0.5), (cond, lens)
+    assert tied_pairs >= 2, "the shipped boards hold tied pairs (systems at G = 0 among them)"
+
+
+def test_who_could_be_first_is_tier_one_and_only_they(boards):
+    for cond, board in boards.items():
+        ranked = board.ranked
+        for lens in LENSES:
+            if not board.lens(lens).available:
+                assert not ranked[f"{lens}_first"].any() and (ranked[f"{lens}_tier"] == 0).all()
+                continue
+            first = ranked[f"{lens}_first"].astype(bool)
+            assert (first == (ranked[f"{lens}_rank_lo"] == 1)).all(), (cond, lens)
+            assert (first == (ranked[f"{lens}_tier"] == 1)).all(), (cond, lens)
+            assert first.iloc[0], "the top row can always be first"
+
+
+def test_the_numbers_depend_on_no_seed_two_stores_agree_and_the_level_widens(shipped):
     cond = Condition("r2med", "ndcg@10", "full", None)
-    one = shipped.leaderboard(cond, bootstrap=300, seed=7, level=0.9)
-    two = shipped.leaderboard(cond, bootstrap=300, seed=7, level=0.9)
-    pd.testing.assert_frame_equal(one.ranked, two.ranked)
-    assert (one.resampling.seed, one.resampling.resamples, one.resampling.level) == (7, 300, 0.9)
-    other = shipped.leaderboard(cond, bootstrap=300, seed=8, level=0.9)
-    assert not np.array_equal(one.ranked["mean_task_lo"], other.ranked["mean_task_lo"])
-    wider = shipped.leaderboard(cond, bootstrap=300, seed=7, level=0.99)
-    assert ((wider.ranked["rank_hi"] - wider.ranked["rank_lo"]) >= (one.ranked["rank_hi"] - one.ranked["rank_lo"])).all()
+    one = shipped.leaderboard(cond, level=0.9)
+    two = Store(SHIPPED).leaderboard(cond, level=0.9)
+    pd.testing.assert_frame_equal(one.ranked, two.ranked, check_exact=True)
+    for lens in LENSES:
+        pd.testing.assert_frame_equal(one.lens(lens).adjacent, two.lens(lens).adjacent, check_exact=True)
+    assert (one.level, one.ranks) == (0.9, "marginal")
+    wider = shipped.leaderboard(cond, level=0.99)
+    joint = shipped.leaderboard(cond, level=0.9, ranks="simultaneous")
+    assert joint.ranks == "simultaneous"
+    for lens in LENSES:
+        width = one.ranked[f"{lens}_rank_hi"] - one.ranked[f"{lens}_rank_lo"]
+        assert ((wider.ranked[f"{lens}_rank_hi"] - wider.ranked[f"{lens}_rank_lo"]) >= width).all()
+        assert ((joint.ranked[f"{lens}_rank_lo"] <= one.ranked[f"{lens}_rank_lo"])
+                & (joint.ranked[f"{lens}_rank_hi"] >= one.ranked[f"{lens}_rank_hi"])).all()
+        assert ((wider.ranked[f"{lens}_hi"] - wider.ranked[f"{lens}_lo"])
+                >= one.ranked[f"{lens}_hi"] - one.ranked[f"{lens}_lo"]).all()
+    with pytest.raises(TypeError):
+        shipped.leaderboard(cond, seed=1)  # no seed to give
+
+
+@pytest.mark.parametrize("setting, metric, margin", [("full", "ndcg@10", 0.01), ("mcr", "p@1", 0.05)])
+def test_planted_systems_on_the_shipped_rar_b_boards(shipped, setting, metric, margin):
+    """A system better than every other on every task by ``margin`` ranks 1–1 "on these tasks" (both kinds) and
+    could be first "on new tasks like these"; an exact copy of a system gets that system's range in both."""
+    board = shipped.leaderboard(Condition("rar-b", metric, setting, None), uncertainty=False)
+    scores = board.ranked[board.tasks].to_numpy(dtype=np.float64)
+    copied = min(3, len(scores) - 1)
+    planted = np.vstack([scores, np.minimum(scores.max(axis=0) + margin, 1.0), scores[copied]])
+    counts = query_counts.read(SHIPPED).counts_for("rar-b", setting, board.task_names)
+    for kind in ("marginal", "simultaneous"):
+        found = lens_board.both(planted, "G", 0.95, kind, counts, board.task_names)
+        queries, tasks = found["queries"], found["tasks"]
+        assert (queries.rank_lo[-2], queries.rank_hi[-2]) == (1, 1), kind
+        assert queries.above[:-2, -2].all(), "every shipped system is surely below the planted best"
+        assert tasks.rank_lo[-2] == 1 and tasks.tier[-2] == 1
+        for lens in (queries, tasks):
+            assert (lens.rank_lo[-1], lens.rank_hi[-1]) == (lens.rank_lo[copied], lens.rank_hi[copied]), kind
+            assert not lens.above[copied, -1] and not lens.above[-1, copied]
+
+
+def test_bm25_could_be_first_on_these_tasks_because_its_tie_range_passes_minilm(shipped):
+    board = shipped.leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32", "docid-desc"))
+    ranked = board.ranked.set_index("system")
+    bm25, minilm = ranked.loc["tiebreak-run/bm25s"], ranked.loc["tiebreak-run/all-MiniLM-L6-v2"]
+    assert bm25["G_max"] > minilm["queries_hi"] >= minilm["G"] > bm25["G"], "the shipped case"
+    assert bm25["queries_rank_lo"] == 1 and bm25["queries_first"] and bm25["queries_tier"] == 1
+    assert bm25["queries_hi"] >= bm25["G_max"] and bm25["queries_lo"] <= bm25["G_min"], "the tie range inside"
+    assert minilm["queries_rank_hi"] >= 2, "MiniLM can be passed by BM25"
 
 
 def test_a_truncated_per_query_file_leaves_its_task_declared_and_the_board_says_so(tmp_path):
@@ -70,35 +160,46 @@ def test_a_truncated_per_query_file_leaves_its_task_declared_and_the_board_says_
     damaged = data / "real" / "query_metrics" / "rar-b_SIQA.parquet"
     with open(damaged, "r+b") as handle:
         handle.truncate(damaged.stat().st_size // 2)
-    board = Store(data).leaderboard(Condition("rar-b", "p@1", "mcr", None), bootstrap=100)
+    board = Store(data).leaderboard(Condition("rar-b", "p@1", "mcr", None))
     assert "SIQA" in board.task_names and len(board.task_names) == 8
     assert board.ranked.empty and len(board.incomplete) >= 8
     assert board.tasks_without_results == ["SIQA"]
     assert any("rar-b_SIQA.parquet" in note for note in board.notes)
     assert "SIQA" in board.data_notes() and "rar-b_SIQA.parquet" in board.data_notes()
-    from ui import board as boards  # the dashboard's CSV says it on every row
-
-    export = boards.export_rows(board, None, pd.Series(dtype=object))
+    export = board.export_frame(board.rows())  # every export says it on every row
     assert export["board_notes"].str.contains("rar-b_SIQA.parquet").all() and len(export) == len(board.incomplete)
 
 
 def test_without_a_manifest_the_board_says_its_tasks_come_from_the_data(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(SHIPPED / "published", data / "published")
-    board = Store(data).leaderboard(Condition("r2med", "ndcg@10", "full", None), bootstrap=0)
+    board = Store(data).leaderboard(Condition("r2med", "ndcg@10", "full", None), uncertainty=False)
     assert board.declared_tasks is None and len(board.task_names) == 8 and board.notes == []
     (data / "benchmarks.json").write_text('{"format": 1, "benchmarks": {"r2med": {"full": "not a list"}}}')
     store = Store(data)
     assert any(item.path.endswith("benchmarks.json") for item in store.skipped)
-    assert any("benchmarks.json" in note for note in store.leaderboard(Condition("r2med"), bootstrap=0).notes)
+    assert any("benchmarks.json" in note for note in store.leaderboard(Condition("r2med"), uncertainty=False).notes)
+
+
+def test_without_query_counts_the_queries_lens_says_why(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(SHIPPED / "published", data / "published")
+    board = Store(data).leaderboard(Condition("r2med", "ndcg@10", "full", None))
+    queries = board.lens("queries")
+    assert not queries.available and "query count" in queries.reason
+    assert board.ranked["queries_lo"].isna().all() and board.ranked["tasks_lo"].notna().all()
+    (data / "query_counts.json").write_text('{"format": 2}')
+    board = Store(data).leaderboard(Condition("r2med", "ndcg@10", "full", None))
+    assert not board.lens("queries").available
+    assert any("query_counts.json" in note for note in board.notes)
 
 
 def test_common_task_ranking_ranks_every_shown_system_on_the_tasks_all_have(shipped):
     cond = Condition("rar-b", "ndcg@10", "full", None)
-    full = shipped.leaderboard(cond, bootstrap=0)
+    full = shipped.leaderboard(cond, uncertainty=False)
     missing = full.incomplete.iloc[0]
     shown = [missing["system"], *full.ranked["system"].head(4)]
-    board = shipped.leaderboard(cond, systems=shown, bootstrap=200, common_tasks=True)
+    board = shipped.leaderboard(cond, systems=shown, common_tasks=True)
     kept = [t for t in full.task_names if t not in missing["missing_tasks"]]
     assert board.common_tasks.tasks == kept == board.task_names
     assert board.common_tasks.dropped == list(missing["missing_tasks"]) and board.common_tasks.n_systems == 5
@@ -110,45 +211,12 @@ def test_common_task_ranking_ranks_every_shown_system_on_the_tasks_all_have(ship
             float(np.exp(np.log(values).mean())))
 
 
-def test_adjacent_test_over_queries_agrees_with_the_randomization_test(shipped):
-    cond = Condition("rar-b", "ndcg@10", "full-pooled", None)
-    board = shipped.leaderboard(cond, bootstrap=200)
-    assert set(board.adjacent["kind"]) == {"queries"}
-    for row in board.adjacent.head(3).itertuples():
-        test = shipped.paired_test(row.system_1, row.system_2, cond, n_resamples=20000, value="expected")
-        assert row.p_value == pytest.approx(test.p_value, abs=0.01 + 0.2 * test.p_value)
-    np.testing.assert_allclose(board.adjacent["adjusted"], aggregate.holm_adjusted(board.adjacent["p_value"]))
-
-
-def test_the_run_time_cache_gives_back_the_same_board(tmp_path, monkeypatch):
-    """With $TIEBREAK_CACHE a restarted server reads the ranges over tasks back instead of resampling: the same
-    columns, the same tests; a changed parameter is a new entry."""
-    cond = Condition("rar-b", "ndcg@10", "full", None)
-    plain = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
-    monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path))
-    written = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
-    entries = list((tmp_path / "ranges").glob("*.json"))
-    assert len(entries) == 1
-    from evalcore.store import statistics
-
-    monkeypatch.setattr(statistics, "task_level", lambda *a, **k: pytest.fail("computed, not read back"))
-    read = Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=2)
-    for board in (written, read):
-        pd.testing.assert_frame_equal(board.ranked, plain.ranked)
-        pd.testing.assert_frame_equal(board.adjacent, plain.adjacent)
-        assert (board.surely_above == plain.surely_above).all()
-    monkeypatch.undo()
-    monkeypatch.setenv("TIEBREAK_CACHE", str(tmp_path))
-    Store(SHIPPED).leaderboard(cond, bootstrap=200, seed=3)
-    assert len(list((tmp_path / "ranges").glob("*.json"))) == 2
-
-
 def test_an_interval_over_few_tasks_stays_inside_the_metrics_range(shipped):
-    """Three common tasks make the t expansion large: an nDCG aggregate's interval must still end at 1."""
+    """Three common tasks make the t quantile large: an nDCG aggregate's interval must still end at 1."""
     cond = Condition("rar-b", "ndcg@10", "full", None)
     voyage = [s for s in shipped.systems(search="voyage")["system"]]
-    board = shipped.leaderboard(cond, systems=voyage, bootstrap=300, common_tasks=True)
+    board = shipped.leaderboard(cond, systems=voyage, common_tasks=True)
     assert len(board.task_names) <= 4 and len(board.ranked) == board.common_tasks.n_systems >= 5
-    for agg in ("G", "mean"):
-        assert (board.ranked[f"{agg}_task_hi"] <= 1.0).all() and (board.ranked[f"{agg}_task_lo"] >= 0.0).all()
-    assert (board.ranked["G_task_hi"] == 1.0).any(), "the bound is reached, so the clip is what holds it"
+    for lens in LENSES:
+        assert (board.ranked[f"{lens}_hi"] <= 1.0).all() and (board.ranked[f"{lens}_lo"] >= 0.0).all()
+    assert (board.ranked["tasks_hi"] == 1.0).any(), "the bound is reached, so the clip is what holds it"
