@@ -23,8 +23,7 @@ def cli_board(data_dir: Path, args: list[str]) -> dict:
 def cli_args(params: dict) -> list[str]:
     """The CLI's flags for a view link's parameters (the dashboard's URL keys are the CLI's, docs/api.md)."""
     flags = {"bench": "--benchmark", "metric": "--metric", "setting": "--setting", "instr": "--instruction",
-             "prec": "--precision", "ties": "--tie-policy", "seed": "--seed", "resamples": "--resamples",
-             "level": "--level"}
+             "prec": "--precision", "ties": "--tie-policy", "level": "--level", "ranks": "--ranks", "lens": "--lens"}
     params = {"bench": "rar-b", **params}  # the page's first benchmark; the CLI has no default
     args = [part for key, flag in flags.items() if key in params for part in (flag, params[key])]
     if params.get("common") == "1":
@@ -52,7 +51,13 @@ def assert_same_board(answer: dict, cli: dict) -> None:
         assert set(mine) == set(theirs), mine["system"]
         wrong = {k: (mine[k], theirs[k]) for k in theirs if not close(mine[k], theirs[k])}
         assert not wrong, (mine["system"], wrong)
-    assert answer["resampling"] == cli["resampling"]
-    if cli["separability"] is not None:
-        for key in ("n_adjacent_differ", "n_adjacent", "could_be_first", "n_tiers"):
-            assert answer["separability"][key] == cli["separability"][key], key
+    if cli["uncertainty"] is None:
+        assert answer["uncertainty"] is None
+        return
+    for key in ("level", "ranks"):
+        assert answer["uncertainty"][key] == cli["uncertainty"][key], key
+    assert list(answer["uncertainty"]["lenses"]) == list(cli["uncertainty"]["lenses"])
+    for name, lens in cli["uncertainty"]["lenses"].items():
+        mine = answer["uncertainty"]["lenses"][name]
+        for key in ("available", "reason", "n_adjacent_differ", "n_adjacent", "n_tested", "could_be_first", "n_tiers"):
+            assert mine.get(key) == lens.get(key), (name, key)

@@ -123,7 +123,8 @@ def test_installed_leaderboard_answers_from_another_folder(venv, outside, argv):
     assert printed == in_source_tree(argv)
     header, *rows = printed.splitlines()
     columns = header.split(",")
-    assert columns[:5] == ["shared_rank", "rank_lo", "rank_hi", "system", "G"] and "ARCChallenge" in columns
+    assert columns[:5] == ["rank", "system", "G", "queries_lo", "queries_hi"] and "ARCChallenge" in columns
+    assert {"tasks_rank_lo", "tasks_rank_hi", "queries_tier", "level", "ranks"} <= set(columns)
     systems = {row.split(",")[columns.index("system")] for row in rows}
     if "mcr" in argv:  # our own per-query runs
         assert {"tiebreak-run/all-MiniLM-L6-v2", "tiebreak-run/bm25s", "tiebreak-run/constant"} <= systems

@@ -1,6 +1,7 @@
-"""``evalcore leaderboard``: every ranked row carries its shared rank, rank range, interval (with its kind) and
-tier; the JSON carries the separability headline; the flags mirror the dashboard's URL keys; a damaged file is
-said on the board and by ``derive``."""
+"""``evalcore leaderboard``: every ranked row carries both lenses' intervals, rank sets, tiers and whether it could
+be #1; the JSON carries each lens' adjacent pairs with the level and the kind of rank sets; the same command
+prints the same board (nothing is resampled); the flags mirror the dashboard's URL keys; a damaged file is said
+on the board and by ``derive``."""
 from __future__ import annotations
 
 import contextlib
@@ -29,54 +30,80 @@ def _csv(text: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text))
 
 
+LENS_COLUMNS = [f"{lens}_{c}" for lens in ("queries", "tasks") for c in ("lo", "hi", "rank_lo", "rank_hi", "tier",
+                                                                             "first")]
+
+
 @pytest.mark.parametrize("benchmark, setting, metric", [("rar-b", "full", "ndcg@10"), ("r2med", "full", "ndcg@10"),
                                                          ("rar-b", "mcr", "p@1")])
-def test_every_ranked_row_has_ranks_an_interval_and_a_tier(benchmark, setting, metric):
+def test_every_ranked_row_has_both_lenses_ranks_intervals_and_tiers(benchmark, setting, metric):
     code, out, err = cli("leaderboard", "--data", str(SHIPPED), "--benchmark", benchmark, "--setting", setting,
-                         "--metric", metric, "--resamples", "300", "--format", "csv")
+                         "--metric", metric, "--format", "csv")
     assert code == 0, err
     rows = _csv(out)
     assert "board_notes" not in rows, "a sound board has no notes column"
     ranked = rows[rows["complete"]]
-    for column in ("shared_rank", "rank_lo", "rank_hi", "interval_lo", "interval_hi", "interval_kind", "tier"):
-        assert ranked[column].notna().all(), column
-    assert set(ranked["interval_kind"]) == {"tasks"}
-    assert (ranked["rank_lo"] <= ranked["rank"]).all() and (ranked["rank"] <= ranked["rank_hi"]).all()
-    assert rows.loc[~rows["complete"], ["shared_rank", "rank_lo", "interval_lo", "tier"]].isna().all().all()
-    board = Store(SHIPPED).leaderboard(Condition(benchmark, metric, setting, None), bootstrap=300)
-    assert ranked["rank_hi"].tolist() == board.ranked["rank_hi"].astype(int).tolist()
-    assert ranked["tier"].tolist() == board.ranked["tier"].tolist()
-    assert set(rows["resamples"]) == {300} and set(rows["seed"]) == {0} and set(rows["level"]) == {0.95}
+    by = "G" if benchmark == "rar-b" else "mean"
+    inside = ranked[by] > 0  # G = 0 from a zero task: outside both models, no interval
+    for column in LENS_COLUMNS:
+        values = ranked.loc[inside, column] if column.endswith(("_lo", "_hi")) and "rank" not in column else ranked[
+            column]
+        assert values.notna().all(), column
+    for lens in ("queries", "tasks"):
+        assert ((ranked[f"{lens}_rank_lo"] <= ranked["rank"]) & (ranked["rank"] <= ranked[f"{lens}_rank_hi"])).all()
+        assert ((ranked.loc[inside, f"{lens}_lo"] <= ranked.loc[inside, by])
+                & (ranked.loc[inside, by] <= ranked.loc[inside, f"{lens}_hi"])).all()
+    assert rows.loc[~rows["complete"], ["queries_lo", "queries_rank_lo", "tasks_lo", "tasks_tier"]].isna().all().all()
+    board = Store(SHIPPED).leaderboard(Condition(benchmark, metric, setting, None))
+    for column in ("queries_rank_lo", "queries_rank_hi", "queries_tier", "tasks_rank_hi", "tasks_tier"):
+        assert ranked[column].tolist() == board.ranked[column].astype(int).tolist(), column
+    assert ranked["queries_hi"].tolist() == pytest.approx(board.ranked["queries_hi"].tolist(), rel=1e-5,
+                                                        nan_ok=True)
+    assert set(rows["level"]) == {0.95} and set(rows["ranks"]) == {"marginal"}
+    assert "seed" not in rows and "resamples" not in rows, "nothing is resampled"
 
 
-def test_json_carries_the_separability_headline_and_the_resampling():
-    code, out, err = cli("leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med", "--resamples", "200",
-                         "--seed", "4", "--level", "0.9", "--format", "json")
+def test_json_carries_both_lenses_with_the_level_and_the_kind_of_rank_sets():
+    code, out, err = cli("leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med", "--level", "0.9",
+                         "--ranks", "simultaneous", "--format", "json")
     assert code == 0, err
     board = json.loads(out)
-    assert board["resampling"] == {"seed": 4, "resamples": 200, "level": 0.9}
-    store = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), bootstrap=200, seed=4, level=0.9)
-    headline = board["separability"]
-    assert headline["n_adjacent"] == len(store.ranked) - 1 and headline["n_adjacent_differ"] == store.n_adjacent_differ
-    assert headline["could_be_first"] == store.ranked.loc[store.ranked["could_be_first"], "system"].tolist()
-    assert [row["system_1"] for row in headline["adjacent"]] == store.ranked["system"].head(-1).tolist()
-    assert [row["interval_lo"] for row in board["ranked"]] == pytest.approx(store.ranked["mean_task_lo"].tolist(),
-                                                                      abs=1e-6)  # JSON keeps 6 digits
+    assert "resampling" not in board and "separability" not in board
+    store = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), level=0.9, ranks="simultaneous")
+    uncertainty = board["uncertainty"]
+    assert (uncertainty["level"], uncertainty["ranks"]) == (0.9, "simultaneous")
+    assert list(uncertainty["lenses"]) == ["queries", "tasks"]
+    for name, lens in uncertainty["lenses"].items():
+        summary = store.lens(name)
+        assert lens["available"] and lens["n_adjacent"] == len(store.ranked) - 1 == summary.n_pairs
+        assert lens["n_adjacent_differ"] == summary.n_differ and lens["n_tested"] == summary.n_tested
+        assert lens["could_be_first"] == store.ranked.loc[store.ranked[f"{name}_first"], "system"].tolist()
+        assert lens["n_tiers"] == store.ranked[f"{name}_tier"].max()
+        assert [row["system_1"] for row in lens["adjacent"]] == store.ranked["system"].head(-1).tolist()
+        assert [row["p_value"] for row in lens["adjacent"]] == pytest.approx(summary.adjacent["p_value"].tolist(),
+                                                                          abs=1e-6)
+        assert [row[f"{name}_lo"] for row in board["ranked"]] == pytest.approx(store.ranked[f"{name}_lo"].tolist(),
+                                                                            abs=1e-6)  # JSON keeps 6 digits
+        if lens["n_adjacent_differ"] == 0:  # why none does: the strongest pair against Holm's first threshold
+            strongest = lens["strongest_when_none_differ"]
+            assert strongest["threshold"] == pytest.approx(0.1 / strongest["n_tested"])
+            assert strongest["p_value"] == pytest.approx(min(row["p_value"] for row in lens["adjacent"]), abs=1e-6)
 
 
-def test_the_seed_reproduces_and_resamples_zero_turns_the_ranges_off():
-    args = ("leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med", "--resamples", "200", "--format", "csv")
-    one, two, other = _csv(cli(*args)[1]), _csv(cli(*args)[1]), _csv(cli(*args, "--seed", "9")[1])
+def test_the_same_command_prints_the_same_board_and_lens_chooses_the_first_columns():
+    args = ("leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med", "--format", "csv")
+    one, two = _csv(cli(*args)[1]), _csv(cli(*args)[1])
     pd.testing.assert_frame_equal(one, two)
-    assert not one["interval_lo"].equals(other["interval_lo"])
-    off = _csv(cli("leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med", "--resamples", "0",
-                   "--format", "csv")[1])
-    assert off["interval_lo"].isna().all() and (off.loc[off["complete"], "shared_rank"] == off.loc[off["complete"],
-                                                                                                  "rank"]).all()
+    tasks_first = _csv(cli(*args, "--lens", "tasks")[1])
+    columns = list(tasks_first.columns)
+    assert columns.index("tasks_lo") < columns.index("queries_lo") and list(one.columns).index(
+        "queries_lo") < list(one.columns).index("tasks_lo")
+    pd.testing.assert_frame_equal(tasks_first[list(one.columns)], one)  # the same numbers, another order
 
 
-@pytest.mark.parametrize("bad", [("--level", "1.5"), ("--resamples", "-1"), ("--seed", "x")])
-def test_bad_resampling_flags_are_one_line_and_exit_2(bad, capsys):
+@pytest.mark.parametrize("bad", [("--level", "1.5"), ("--ranks", "joint"), ("--lens", "systems"), ("--seed", "1"),
+                                 ("--resamples", "300")])
+def test_bad_or_retired_uncertainty_flags_are_one_line_and_exit_2(bad, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med", *bad])
     assert stop.value.code == 2
@@ -84,11 +111,11 @@ def test_bad_resampling_flags_are_one_line_and_exit_2(bad, capsys):
 
 
 def test_common_tasks_rank_the_named_systems_on_the_tasks_all_have():
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), uncertainty=False)
     missing = board.incomplete.iloc[0]
     names = [missing["system"], *board.ranked["system"].head(3)]
     code, out, err = cli("leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b", "--common-tasks",
-                         "--resamples", "200", "--format", "json", *[a for n in names for a in ("--system", n)])
+                         "--format", "json", *[a for n in names for a in ("--system", n)])
     assert code == 0, err
     found = json.loads(out)
     assert sorted(row["system"] for row in found["ranked"]) == sorted(names) and not found["incomplete"]
