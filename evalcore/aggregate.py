@@ -34,12 +34,15 @@ AGGREGATES = {"G": "geometric mean over tasks", "mean": "arithmetic mean over ta
 OFFICIAL_AGGREGATES = {"rar-b": "G", "r2med": "mean", "crumb": "mean"}
 MAX_SYSTEMS_ENV = "TIEBREAK_MAX_SYSTEMS"
 DEFAULT_MAX_SYSTEMS = 100_000
-# the summary columns of a leaderboard; a task of the same name gets another column label (task_column_labels)
+# the summary columns of a leaderboard and its exports (each lens' columns, store.answers.LENS_COLUMNS; the
+# export provenance, store.answers.EXPORT_PROVENANCE); a task of the same name gets another column label
+# (task_column_labels)
 SUMMARY_COLUMNS = (
     "rank", "system", "G", "G_min", "G_max", "G_expected", "mean", "mean_min", "mean_max", "mean_expected",
     "borda", "n_tasks", "complete", "zero_task", "has_query_data", "ranked_by",
     *(f"{lens}_{column}" for lens in ("queries", "tasks") for column in ("lo", "hi", "rank_lo", "rank_hi", "tier",
                                                                          "first")),
+    "level", "ranks", "board_notes",
 )
 
 

@@ -76,7 +76,7 @@ def test_csv_and_latex_carry_the_systems_that_miss_a_task_with_complete_false(tm
     assert rows["T1"].tolist() == [0.4, 0.3] and rows["n_tasks"].tolist() == [2, 1]
     code, out, _ = cli("--benchmark", "b", "--data", str(tmp_path), "--format", "latex")
     half = next(line for line in out.splitlines() if " half " in line)
-    assert code == 0 and half.startswith("-- & -- & -- & half & --") and " & no & 0.3000 & -- " in half
+    assert code == 0 and half.startswith("-- & half & -- & -- & ") and " & 1 & no & 0.3000 & -- " in half
     code, out, _ = cli("--benchmark", "b", "--data", str(tmp_path), "--format", "json")
     payload = json.loads(out)
     assert [r["system"] for r in payload["incomplete"]] == ["half"] and payload["incomplete"][0]["T1"] == 0.3
@@ -95,23 +95,38 @@ def test_leaderboard_rows_lists_ranked_then_not_ranked():
 
 
 # -- item 9: a task named like a summary column ---------------------------------------------------------
-@pytest.mark.parametrize("name", ["rank", "system", "G", "mean", "n_tasks", "borda", "complete", "G_lo",
-                                  "zero_task"])
+@pytest.mark.parametrize("name", ["rank", "system", "G", "mean", "n_tasks", "borda", "complete", "queries_lo",
+                                  "tasks_first", "level", "zero_task"])
 def test_a_task_named_like_a_summary_column_does_not_take_the_board_down(tmp_path: Path, name):
     """Before: 'rank' / 'system' raised 'column label is not unique' in leaderboard_frames, the others broke
-    the CSV export (a DataFrame where a column was expected)."""
+    the CSV export (a DataFrame where a column was expected); a lens' column name made the store's insert of
+    that lens fail, and 'level' was overwritten by the export's provenance."""
     write(tmp_path / "s.parquet", [task_row("a", name, 0.5), task_row("a", "T1", 0.4),
                                    task_row("b", name, 0.3), task_row("b", "T1", 0.6)])
-    board = Store(tmp_path).leaderboard(Condition("b"), bootstrap=0)
+    board = Store(tmp_path).leaderboard(Condition("b"), uncertainty=False)
     assert board.task_names == sorted([name, "T1"])
     label = f"{name} (task)"
     assert label in board.tasks and board.ranked.set_index("system").loc["a", label] == 0.5
     assert board.ranked.set_index("system").loc["a", "G"] == pytest.approx(math.sqrt(0.5 * 0.4))
+    lensed = Store(tmp_path).leaderboard(Condition("b"))
+    assert lensed.ranked.set_index("system").loc["a", label] == 0.5 and lensed.lens("tasks").available
     for fmt in ("table", "csv", "latex", "json"):
         code, out, err = cli("--benchmark", "b", "--data", str(tmp_path), "--format", fmt)
         assert code == 0 and "Traceback" not in err, (fmt, err)
     code, out, _ = cli("--benchmark", "b", "--data", str(tmp_path), "--format", "csv")
     assert pd.read_csv(io.StringIO(out)).set_index("system").loc["b", label] == 0.3
+
+
+def test_every_column_a_board_or_its_export_adds_is_a_summary_column():
+    from evalcore.aggregate import SUMMARY_COLUMNS
+    from evalcore.store.answers import EXPORT_PROVENANCE, LENS_COLUMNS
+    from evalcore.uncertainty.estimates import LENSES
+
+    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=None))
+    added = set(board.export_frame(board.rows()).columns) - set(board.tasks)
+    assert added <= set(SUMMARY_COLUMNS), added - set(SUMMARY_COLUMNS)
+    assert {f"{lens}_{name}" for lens in LENSES for name in LENS_COLUMNS} | set(EXPORT_PROVENANCE) <= added | {
+        "board_notes"}
 
 
 def test_dashboard_draws_a_board_whose_tasks_are_named_rank_and_g(tmp_path: Path, monkeypatch):
@@ -172,15 +187,16 @@ def test_r2med_is_ranked_by_the_mean_and_rar_b_by_g(tmp_path: Path):
             for s, values in {"x": (0.9, 0.1), "y": (0.4, 0.4)}.items() for t, v in zip(("T1", "T2"), values)]
     write(tmp_path / "s.parquet", rows)
     store = Store(tmp_path)
-    r2med = store.leaderboard(Condition("r2med"), bootstrap=0)
+    r2med = store.leaderboard(Condition("r2med"), uncertainty=False)
     assert r2med.ranked_by == "mean" and r2med.ranked["system"].tolist() == ["x", "y"]
-    rarb = store.leaderboard(Condition("rar-b"), bootstrap=0)
+    rarb = store.leaderboard(Condition("rar-b"), uncertainty=False)
     assert rarb.ranked_by == "G" and rarb.ranked["system"].tolist() == ["y", "x"]
-    assert store.leaderboard(Condition("r2med"), bootstrap=0, aggregate="G").ranked["system"].tolist() == ["y", "x"]
+    assert store.leaderboard(Condition("r2med"), uncertainty=False, aggregate="G").ranked["system"].tolist() == [
+        "y", "x"]
     code, out, _ = cli("--benchmark", "r2med", "--data", str(tmp_path))
     said = next((line for line in out.splitlines() if "ranked by" in line), "")
     assert code == 0 and "ranked by mean" in said and "R2MED" in said, out
-    assert out.splitlines()[0].split()[:5] == ["shared_rank", "rank_lo", "rank_hi", "system", "mean"]
+    assert out.splitlines()[0].split()[:5] == ["rank", "system", "mean", "queries_lo", "queries_hi"]
     code, out, _ = cli("--benchmark", "r2med", "--data", str(tmp_path), "--aggregate", "g", "--format", "csv")
     assert pd.read_csv(io.StringIO(out))["system"].tolist() == ["y", "x"]
 
@@ -198,7 +214,7 @@ def test_r2med_board_orders_the_site_rows_as_the_site_does():
     we hold whose Avg differ by more than the site's rounding (0.01) must be in the site's order. Before
     (ranked by G): 28 rows in another position, Kendall tau 0.945, NV-Embed-v2 23rd instead of 18th."""
     site = _site_rows()
-    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=None), uncertainty=False)
     ours = board.ranked.set_index("system")["rank"]
     site = site[site["system"].isin(ours.index)]
     assert len(site) == 47
@@ -220,7 +236,7 @@ def test_swapped_pairs_are_listed_when_the_tie_policy_decides_the_order(tmp_path
     write(tmp_path / "lucky.parquet", lucky)
     write(tmp_path / "steady.parquet", steady)
     board = Store(tmp_path).leaderboard(Condition("b", setting="mcr", metric="p@1", tie_policy="input-order"),
-                                        bootstrap=0)
+                                          uncertainty=False)
     assert board.ranked["system"].tolist() == ["lucky", "steady"]
     swaps = board.policy_swaps
     assert swaps[["system_1", "system_2"]].values.tolist() == [["lucky", "steady"]]
@@ -236,7 +252,7 @@ def test_no_swap_note_when_the_orders_agree(tmp_path: Path):
     write(tmp_path / "b.parquet", query_rows("b", "T1", [(0.2, 0.1, 0.3)]))
     board = Store(tmp_path).leaderboard(Condition("b", setting="mcr", metric="p@1", tie_policy="input-order"))
     assert board.policy_swaps.empty
-    assert board.ranked["mean_lo"].notna().all() and (board.ranked["mean_lo"] <= board.ranked["mean"] + 1e-6).all()
+    assert board.ranked["queries_lo"].notna().all() and (board.ranked["queries_lo"] <= board.ranked["mean"]).all()
 
 
 # -- item 15: the CLI accepts what the data has ------------------------------------------------------------
