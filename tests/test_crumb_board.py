@@ -51,7 +51,7 @@ def test_the_board_ranks_by_the_mean_of_per_query_task_means(data):
     ndcg = rows[rows.metric == "ndcg@10"]
     task_means = ndcg.groupby("task")[["oblivious", "expected", "min", "max"]].mean()
     board = Store(data).leaderboard(Condition("crumb", "ndcg@10", "passage", False, "fp32", "docid-desc"),
-                                    bootstrap=0)
+                                    uncertainty=False)
     assert board.ranked_by == "mean"
     row = board.ranked.set_index("system").loc["bm25"]
     assert row["mean"] == pytest.approx(task_means["oblivious"].mean())
@@ -63,8 +63,9 @@ def test_the_board_ranks_by_the_mean_of_per_query_task_means(data):
 
 def test_instruction_states_are_apart(data):
     store = Store(data)
-    without = store.leaderboard(Condition("crumb", "ndcg@10", "passage", False, "fp32", "docid-desc"), bootstrap=0)
-    with_ = store.leaderboard(Condition("crumb", "ndcg@10", "passage", True, "fp32", "docid-desc"), bootstrap=0)
+    without = store.leaderboard(Condition("crumb", "ndcg@10", "passage", False, "fp32", "docid-desc"),
+                                uncertainty=False)
+    with_ = store.leaderboard(Condition("crumb", "ndcg@10", "passage", True, "fp32", "docid-desc"), uncertainty=False)
     assert set(without.ranked["system"]) == {"bm25", "minilm"} and set(with_.ranked["system"]) == {"minilm"}
     gap = store.instruction_gap(Condition("crumb", "ndcg@10", "passage", None, "fp32", "docid-desc"))
     assert "minilm" in set(gap.per_system["system"])

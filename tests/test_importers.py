@@ -143,7 +143,7 @@ def _site_system_name(row: pd.Series) -> str | None:
 @needs_shared
 def test_r2med_site_average_is_the_arithmetic_mean_of_imported_tasks():
     site = pd.read_csv(SHARED / "r2med-paper" / "leaderboard-site.csv")
-    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    board = Store(PUBLISHED).leaderboard(Condition("r2med", instruction=None), uncertainty=False)
     ranked = board.ranked.set_index("system")
     matched, disagreeing = 0, []
     for _, row in site.iterrows():
@@ -187,7 +187,7 @@ def test_mteb_g_recomputed_by_hand(model_folder, revision, system):
     if revision is None:
         (only,) = [p.name for p in (SHARED / "mteb-results" / "results" / model_folder).iterdir()]
         revision = only
-    board = Store(PUBLISHED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    board = Store(PUBLISHED).leaderboard(Condition("rar-b", instruction=None), uncertainty=False)
     ranked = board.ranked.set_index("system")
     assert ranked.loc[system, "G"] == pytest.approx(_hand_g(model_folder, revision), rel=1e-12)
     assert ranked.loc[system, "n_tasks"] == 17 and ranked.loc[system, "complete"]
@@ -228,7 +228,7 @@ def test_leaderboard_cli_formats(tmp_path: Path, capsys):
     assert main(["leaderboard", "--benchmark", "tiny", "--data", str(data), "--format", "csv"]) == 0
     csv_out = capsys.readouterr().out.splitlines()
     header = csv_out[0].split(",")
-    assert header[:5] == ["shared_rank", "rank_lo", "rank_hi", "system", "G"] and header[-5:-3] == ["T1", "T2"]
+    assert header[:5] == ["rank", "system", "G", "queries_lo", "queries_hi"] and header[-4:-2] == ["T1", "T2"]
     first = dict(zip(header, csv_out[1].split(",")))
     assert first["system"] == "a_b&c" and first["G"] == "0.6" and first["rank"] == "1"  # sqrt(0.4·0.9) = 0.6
     assert main(["leaderboard", "--benchmark", "tiny", "--data", str(data), "--format", "latex"]) == 0
@@ -378,14 +378,14 @@ def test_instruction_use_is_decided_once_per_model_null_meaning_unknown(tmp_path
     assert bool(meta["org/split"]) and not bool(meta["org/flip"]) and pd.isna(meta["org/unknown"])
     out = tmp_path / "out"
     importers.write_compact_parquet_files({out / "ts.parquet": task_scores, out / "sys.parquet": systems})
-    board = Store(out).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    board = Store(out).leaderboard(Condition("rar-b", instruction=None), uncertainty=False)
     assert set(board.ranked.system) == {"org/split", "org/flip"} and board.ranked.n_tasks.tolist() == [3, 3]
     assert set(board.incomplete.system) == {"org/unknown"}  # one task of three: missing, not hidden
 
 
 @pytest.fixture(scope="module")
 def shipped_rar_b_board():
-    return Store(PUBLISHED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    return Store(PUBLISHED).leaderboard(Condition("rar-b", instruction=None), uncertainty=False)
 
 
 def test_every_model_with_all_17_rar_b_tasks_in_the_tree_is_ranked(shipped_rar_b_board):

@@ -59,10 +59,10 @@ def folder(tmp_path: Path) -> Path:
 
 
 def answers(store: Store) -> dict[str, pd.DataFrame]:
-    """What the pages ask, with bootstrap intervals."""
+    """What the pages ask, with both lenses' intervals and rank sets."""
     return {
-        "board": store.leaderboard(COND, bootstrap=150, seed=2).ranked,
-        "any": store.leaderboard(Condition("bench", instruction=None), bootstrap=150, seed=2).ranked,
+        "board": store.leaderboard(COND).ranked,
+        "any": store.leaderboard(Condition("bench", instruction=None)).ranked,
         "ties": store.tie_summary(COND),
         "flips": store.rank_flips(COND, Condition("bench", precision="bf16")).ranks,
         "diff": store.query_diff(["alpha", "gamma"], COND, "T2"),
@@ -230,7 +230,7 @@ def test_the_store_writes_nothing_into_the_data_folder_and_only_its_cache_elsewh
     store = Store(folder)
     answers(store)
     store.reload()
-    store.with_overlay(make_query_metrics(seed=4, systems=["delta"])).leaderboard(COND, bootstrap=50)
+    store.with_overlay(make_query_metrics(seed=4, systems=["delta"])).leaderboard(COND)
     assert tree(folder) == before
     assert not (tmp_path / "home").exists() and not (tmp_path / "xdg").exists()
     written = sorted(p.relative_to(cache).parts[0] for p in cache.rglob("*") if p.is_file()) if cache.exists() else []
@@ -344,15 +344,17 @@ def test_an_overlay_answers_exactly_as_the_same_rows_ingested(folder: Path, tmp_
     before = answers(base)
     view = base.with_overlay(pd.concat(candidate, ignore_index=True), name="my run")
     on_disk = Store(ingested)
-    mine, theirs = view.leaderboard(COND, bootstrap=300, seed=1), on_disk.leaderboard(COND, bootstrap=300, seed=1)
+    mine, theirs = view.leaderboard(COND), on_disk.leaderboard(COND)
     pd.testing.assert_frame_equal(mine.ranked, theirs.ranked, check_exact=True)
     pd.testing.assert_frame_equal(mine.incomplete, theirs.incomplete, check_exact=True)
     row = mine.ranked.set_index("system").loc["cand"]
-    assert row[["G_lo", "G_hi", "rank_lo", "rank_hi"]].notna().all() and row["has_query_data"]
+    assert row[["tasks_lo", "tasks_hi", "tasks_rank_lo", "tasks_rank_hi"]].notna().all() and row["has_query_data"]
+    assert "query count" in mine.lens("queries").reason, "the published row has none in this folder"
+    per_query = view.leaderboard(COND, systems=["cand", "alpha", "beta"]).ranked.set_index("system")
+    assert per_query.loc["cand", ["queries_lo", "queries_hi", "queries_rank_lo"]].notna().all()
     for question in (lambda s: s.task_table(COND), lambda s: s.tie_summary(COND),
                      lambda s: s.query_diff(["cand", "alpha"], COND, "T2"), lambda s: s.facets()["conditions"],
-                     lambda s: s.leaderboard(Condition("bench", instruction=None), systems=["cand", "beta"],
-                                             bootstrap=100).ranked):
+                     lambda s: s.leaderboard(Condition("bench", instruction=None), systems=["cand", "beta"]).ranked):
         pd.testing.assert_frame_equal(question(view), question(on_disk), check_exact=True)
     assert view.paired_test("cand", "alpha", COND) == on_disk.paired_test("cand", "alpha", COND)
     for name, frame in answers(base).items():  # the store the view came from is unchanged

@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from scipy import stats
 
 from evalcore.store import catalogue
 from evalcore.cli import main
@@ -75,7 +76,7 @@ def test_null_system_name_in_task_scores_is_skipped_not_given_to_another_system(
     write(tmp_path / "scores.parquet", [task_row("a", "T1", 0.5), task_row("zz", "T1", 0.01),
                                         task_row(None, "T1", 0.9)])
     store = Store(tmp_path)
-    ranked = store.leaderboard(Condition("b"), bootstrap=0).ranked.set_index("system")
+    ranked = store.leaderboard(Condition("b"), uncertainty=False).ranked.set_index("system")
     assert ranked["G"].round(12).to_dict() == {"a": 0.5, "zz": 0.01}
     assert "no system" in warnings_of(store)["scores.parquet"]
 
@@ -91,17 +92,20 @@ def test_null_task_name_is_skipped_and_the_board_draws(tmp_path: Path):
 
 
 def test_null_names_in_per_query_rows_are_skipped_and_never_attributed_to_the_file_system(tmp_path: Path):
-    """One system per file lets the bootstrap take the system from the file: rows without a system name must
+    """One system per file lets the per-query read take the system from the file: rows without a system name must
     still be left out (before: they were summed as a system of their own and read as the file's system)."""
     rows = query_rows("a", "T1", [0.2, 0.4]) + query_rows(None, "T1", [1.0, 1.0], qids=["q0", "q1"])
     rows += query_rows("a", "T1", [1.0], qids=[None])  # no qid
     write(tmp_path / "a.parquet", rows)
     write(tmp_path / "b.parquet", query_rows("b", "T1", [0.1, 0.3]))
     store = Store(tmp_path)
-    board = store.leaderboard(Condition("b"), bootstrap=200)
+    board = store.leaderboard(Condition("b"))
     ranked = board.ranked.set_index("system")
     assert ranked.loc["a", "G"] == pytest.approx(0.3) and ranked.loc["b", "G"] == pytest.approx(0.2)
-    assert ranked.loc["a", "G_lo"] >= 0.2 - 1e-6 and ranked.loc["a", "G_hi"] <= 0.4 + 1e-6  # only 0.2 and 0.4
+    # the queries lens over a's own two values only: 0.3 ± z · sd(0.2, 0.4)/√2, on the log scale
+    z, se = stats.norm.isf(0.025), np.std([0.2, 0.4], ddof=1) / np.sqrt(2) / 0.3
+    assert ranked.loc["a", "queries_lo"] == pytest.approx(0.3 * np.exp(-z * se), rel=1e-9)
+    assert ranked.loc["a", "queries_hi"] == pytest.approx(0.3 * np.exp(z * se), rel=1e-9)
     message = warnings_of(store)["a.parquet"]
     assert "2 per-query row(s) without a system name" in message and "1 per-query row(s) without a qid" in message
     assert store.query_diff(["a", "b"], Condition("b"), "T1")["qid"].nunique() == 2
@@ -171,7 +175,7 @@ def test_bad_task_score_rows_are_skipped_and_nan_is_never_ranked(tmp_path: Path,
     as they were, a NULL value was missing without a word."""
     write(tmp_path / "scores.parquet", [task_row("good", "T1", 0.5), task_row("bad", "T1", bad)])
     store = Store(tmp_path)
-    board = store.leaderboard(Condition("b"), bootstrap=0)
+    board = store.leaderboard(Condition("b"), uncertainty=False)
     assert board.ranked[["rank", "system"]].values.tolist() == [[1, "good"]]
     assert word in warnings_of(store)["scores.parquet"]
 
@@ -189,7 +193,7 @@ def test_min_above_max_in_task_scores_is_skipped(tmp_path: Path):
     ("oblivious", -0.5, "negative"), ("oblivious", 3.0, "above 1"), ("min", 0.9, "outside"),
 ])
 def test_bad_per_query_values_make_the_file_unusable(tmp_path: Path, column, bad, word):
-    """Before: a NULL oblivious value counted as 0 in G and was left out of the bootstrap; NaN / inf / out of
+    """Before: a NULL oblivious value counted as 0 in G and was left out of the per-query values; NaN / inf / out of
     range values were averaged into the task mean."""
     rows = query_rows("a", "T1", [0.2, 0.4, 0.6])
     rows[1][column] = bad
@@ -197,7 +201,7 @@ def test_bad_per_query_values_make_the_file_unusable(tmp_path: Path, column, bad
     write(tmp_path / "b.parquet", query_rows("b", "T1", [0.5, 0.5, 0.5]))
     store = Store(tmp_path)
     assert word in skipped_of(store)["a.parquet"]
-    assert store.leaderboard(Condition("b"), bootstrap=0).ranked["system"].tolist() == ["b"]
+    assert store.leaderboard(Condition("b"), uncertainty=False).ranked["system"].tolist() == ["b"]
 
 
 def test_negative_parameter_count_is_dropped_with_a_warning(tmp_path: Path):
@@ -220,11 +224,14 @@ def test_null_instruction_is_unknown_not_dropped_and_not_a_crash(tmp_path: Path)
     write(tmp_path / "scores.parquet", [task_row("p", "T1", 0.25, instruction=None)])
     store = Store(tmp_path)
     assert store.facets()["by_benchmark"]["b"]["instructions"] == [True]
-    board = store.leaderboard(Condition("b", instruction=None), bootstrap=100)
+    board = store.leaderboard(Condition("b", instruction=None))
     assert board.ranked.set_index("system")["G"].round(9).to_dict() == {"a": 0.3, "p": 0.25, "c": 0.2}
-    assert board.ranked.set_index("system").loc["a", ["G_lo", "G_hi"]].notna().all()
-    assert store.leaderboard(Condition("b", instruction=True), bootstrap=0).ranked["system"].tolist() == ["c"]
-    assert store.leaderboard(Condition("b", instruction=False), bootstrap=0).ranked.empty
+    # one task: nothing said of other tasks; the published row has no query count: nothing bounded, and why
+    assert not board.lens("tasks").available and "T1" in board.lens("queries").reason
+    per_query = store.leaderboard(Condition("b", instruction=None), systems=["a", "c"])
+    assert per_query.ranked.set_index("system").loc["a", ["queries_lo", "queries_hi"]].notna().all()
+    assert store.leaderboard(Condition("b", instruction=True), uncertainty=False).ranked["system"].tolist() == ["c"]
+    assert store.leaderboard(Condition("b", instruction=False), uncertainty=False).ranked.empty
     assert len(store.query_diff(["a", "c"], Condition("b", instruction=None), "T1")) == 4
     code, _, err = cli("leaderboard", "--benchmark", "b", "--data", str(tmp_path), "--instruction", "without")
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
@@ -314,7 +321,7 @@ def test_a_task_present_only_under_another_instruction_state_is_named_in_the_rea
     write(tmp_path / "split.parquet", query_rows("split", "T1", [0.2, 0.4], instruction=True)
           + query_rows("split", "T2", [0.2, 0.4], instruction=False))
     write(tmp_path / "whole.parquet", query_rows("whole", "T1", [0.5]) + query_rows("whole", "T2", [0.5]))
-    board = Store(tmp_path).leaderboard(Condition("b", instruction=None), bootstrap=0)
+    board = Store(tmp_path).leaderboard(Condition("b", instruction=None), uncertainty=False)
     assert board.ranked["system"].tolist() == ["whole"]
     reason = board.incomplete.set_index("system").loc["split", "reason"]
     assert reason.startswith("missing 1 of 2 tasks: T2") and "1 of them only without instruction (T2)" in reason
@@ -364,7 +371,7 @@ def test_reasons_of_systems_not_ranked_against_the_row_filter_definition(tmp_pat
     monkeypatch.setattr(Store, "_other_state_reasons", staticmethod(both))
     store = Store(tmp_path)
     for instruction in (True, False, None):
-        store.leaderboard(Condition("b", instruction=instruction), bootstrap=0)
+        store.leaderboard(Condition("b", instruction=instruction), uncertainty=False)
     assert compared and all(got == reference for got, reference in compared)
     assert any("only" in reason for got, _ in compared for reason in got), "no reason names another state"
 
@@ -432,6 +439,6 @@ def test_a_reason_names_the_other_states_in_task_order(tmp_path: Path):
     write(tmp_path / "whole.parquet", query_rows("whole", "T1", [0.5], instruction=True)
           + query_rows("whole", "T2", [0.5], instruction=True) + query_rows("whole", "T3", [0.5], instruction=True))
     for _ in range(3):
-        board = Store(tmp_path).leaderboard(Condition("b", instruction=None), bootstrap=0)
+        board = Store(tmp_path).leaderboard(Condition("b", instruction=None), uncertainty=False)
         reason = board.incomplete.set_index("system").loc["split", "reason"]
         assert reason.index("only without instruction (T2)") < reason.index("only with unknown instruction use (T3)")

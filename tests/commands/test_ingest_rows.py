@@ -35,15 +35,17 @@ def rows_and_data(tmp_path: Path) -> tuple[pd.DataFrame, Path]:
 
 def test_ingested_rows_answer_as_the_overlay_did(rows_and_data):
     rows, data = rows_and_data
-    overlay = Store(data).with_overlay(rows, name="mine").leaderboard(COND, bootstrap=100)
+    overlay = Store(data).with_overlay(rows, name="mine").leaderboard(COND)
     out = ingest_rows(rows, data, name="mine")
     assert out.parent == data / "ingested" and out.is_file()
     assert (out.parent / "_derived" / f"{out.stem}.sums.parquet").is_file()
     stored = Store(data)
     assert stored.skipped == [] and stored.derived_sums[1] == []  # sums read from the derived file
-    board = stored.leaderboard(COND, bootstrap=100)
-    columns = ["system", "G", "G_expected", "G_min", "G_max", "G_lo", "G_hi", *board.tasks]
+    board = stored.leaderboard(COND)
+    lenses = [f"{lens}_{c}" for lens in ("queries", "tasks") for c in ("lo", "hi", "rank_lo", "rank_hi", "tier")]
+    columns = ["system", "G", "G_expected", "G_min", "G_max", *lenses, *board.tasks]
     pd.testing.assert_frame_equal(board.ranked[columns], overlay.ranked[columns])
+    assert board.ranked["queries_lo"].notna().all() and board.ranked["tasks_hi"].notna().all()
 
 
 def test_a_repeat_is_one_line_and_writes_nothing(rows_and_data):

@@ -131,8 +131,9 @@ def test_minilm_candidate_lands_exactly_on_minilms_row_and_nothing_is_written(
     board = json.loads(stdout)
     rows = {row["system"]: row for row in board["rows"]}
     assert rows["mine"]["candidate"] is True and not rows[MINILM]["candidate"]
-    for column in ["G", "G_expected", "G_min", "G_max", "G_lo", "G_hi", "shared_rank", *board["tasks"]]:
-        assert rows["mine"][column] == rows[MINILM][column], column
+    lenses = [f"{lens}_{c}" for lens in ("queries", "tasks") for c in ("lo", "hi", "rank_lo", "rank_hi", "tier")]
+    for column in ["G", "G_expected", "G_min", "G_max", *lenses, *board["tasks"]]:
+        assert rows["mine"][column] == rows[MINILM][column], column  # a copy gets its original's ranges
     assert rows["mine"]["rank"] == rows[MINILM]["rank"]
     assert listing(two_task_data) == before
 
@@ -208,7 +209,10 @@ def test_the_table_marks_the_candidate_and_says_where_it_lands(shipped_copy: Pat
     marked = [line for line in stdout.splitlines() if line.rstrip().endswith("<<")]
     assert len(marked) == 1 and " flat " in marked[0], stdout
     summary = next(line for line in stdout.splitlines() if line.startswith("<< flat: rank "))
-    assert "rank interval" in summary and "expected 0.3090" in summary and "bootstrap 95%" in summary, summary
+    assert "expected 0.3090" in summary and "tie range [0.0000, 1.0000]" in summary, summary
+    # G = 0 (a zero task): outside both lenses' models, no interval, the bottom block of rank sets
+    assert "on these tasks: 95% [nan, nan], ranks 6-9 (marginal)" in summary, summary
+    assert "on new tasks like these: ranks 6-9" in summary, summary
     assert "nothing was written" in stdout
 
 

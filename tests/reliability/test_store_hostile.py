@@ -116,7 +116,7 @@ def every_call(store: Store, value: str, full: bool = True) -> list[tuple[str, o
     if not full:
         for field in CONDITION_FIELDS:
             results.append((f"task_table({field})", store.task_table(replace(good, **{field: value}))))
-        results.append(("leaderboard(systems)", store.leaderboard(good, systems=["alpha", value], bootstrap=5).ranked))
+        results.append(("leaderboard(systems)", store.leaderboard(good, systems=["alpha", value]).ranked))
         results.append(("query_diff(task)", store.query_diff(["alpha", value], good, value)))
         results.append(("systems(search)", store.systems(search=value, families=[value])))
         return results
@@ -127,7 +127,7 @@ def every_call(store: Store, value: str, full: bool = True) -> list[tuple[str, o
     for field in CONDITION_FIELDS:
         cond = replace(good, **{field: value})
         call(f"task_table({field})", store.task_table, cond)
-        call(f"leaderboard({field})", lambda c=cond: store.leaderboard(c, bootstrap=5).ranked)
+        call(f"leaderboard({field})", lambda c=cond: store.leaderboard(c).ranked)
         call(f"tie_summary({field})", store.tie_summary, cond)
         call(f"rank_flips(a.{field})", lambda c=cond: store.rank_flips(c, good).ranks)
         call(f"rank_flips(b.{field})", lambda c=cond: store.rank_flips(good, c).ranks)
@@ -138,8 +138,8 @@ def every_call(store: Store, value: str, full: bool = True) -> list[tuple[str, o
         call(f"task_table({field}, instruction=None)", store.task_table, replace(cond, instruction=None))
     for systems in ([value], ["alpha", value], value):
         call(f"task_table(systems={type(systems).__name__})", store.task_table, good, systems)
-        call("leaderboard(systems)", lambda s=systems: store.leaderboard(good, systems=s, bootstrap=5).ranked)
-        call("leaderboard(tasks)", lambda s=systems: store.leaderboard(good, tasks=s, bootstrap=5).incomplete)
+        call("leaderboard(systems)", lambda s=systems: store.leaderboard(good, systems=s).ranked)
+        call("leaderboard(tasks)", lambda s=systems: store.leaderboard(good, tasks=s).incomplete)
         call("tie_summary(systems)", store.tie_summary, good, systems)
         call("rank_flips(systems)", lambda s=systems: store.rank_flips(good, replace(good, precision="bf16"),
                                                                          systems=s).ranks)
@@ -185,7 +185,7 @@ def test_every_public_method_treats_hostile_strings_as_unknown_names(tmp_path, r
     store = Store(make_data_dir(tmp_path / "data"))
     baseline_sql = len(recorded)
     before = store.task_table(Condition("bench"))
-    leaderboard_before = store.leaderboard(Condition("bench"), bootstrap=20).ranked
+    leaderboard_before = store.leaderboard(Condition("bench")).ranked
     assert len(before) > 0 and recorded
     references = {full: every_call(store, "no-such-name", full) for full in (True, False)}
     everything = os.environ.get("TIEBREAK_HOSTILE_FULL") == "1"
@@ -203,7 +203,7 @@ def test_every_public_method_treats_hostile_strings_as_unknown_names(tmp_path, r
         for value in HOSTILE:
             assert value not in sql, (value[:40], sql[:200])
     pd.testing.assert_frame_equal(store.task_table(Condition("bench")), before)
-    pd.testing.assert_frame_equal(store.leaderboard(Condition("bench"), bootstrap=20).ranked, leaderboard_before)
+    pd.testing.assert_frame_equal(store.leaderboard(Condition("bench")).ranked, leaderboard_before)
     print(f"{len(HOSTILE) + len(SQL_WORDS)} hostile values, {calls} calls, {len(recorded)} SQL statements checked")
 
 
@@ -230,7 +230,7 @@ def test_hostile_file_and_directory_names_load_as_data(tmp_path, recorded):
     hostile_qm.to_parquet(root / "hostile_values.parquet")
     store = Store(root)
     assert [Path(s.path).name for s in store.skipped] == ["<b onmouseover=alert(1)>.parquet"]
-    board = store.leaderboard(Condition("b' OR '1'='1"), bootstrap=10)
+    board = store.leaderboard(Condition("b' OR '1'='1"))
     assert set(board.ranked["system"]) == {"<script>alert('s')</script>", "'; DROP TABLE systems; --"}
     assert {"alpha", "gamma"} <= set(store.task_table(Condition("bench"))["system"])
     for sql in recorded:
