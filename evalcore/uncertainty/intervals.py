@@ -52,6 +52,8 @@ def quantile(level: float, df: int | None) -> float:
 
 def intervals(est: Estimates, level: float = 0.95, upper: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) per row on the aggregate's own scale (module docstring)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must lie strictly between 0 and 1")
     if est.lens == "tasks" and est.task_values is not None and est.task_values.shape[1] >= 2:
         lo, hi = bootstrap_t(est.task_values, level)
     else:
