@@ -15,9 +15,9 @@ import pytest  # noqa: E402
 
 @pytest.fixture(autouse=True, scope="session")
 def _no_run_time_cache():
-    """No ``TIEBREAK_CACHE`` (the folder a deployment names for the store's run-time cache of Leaderboard
-    intervals), here or in subprocesses: every test computes what it checks, and nothing is written into the
-    user's folders. tests/test_store_intervals.py sets it where the cache is what is tested."""
+    """No ``TIEBREAK_CACHE`` (the cache folder a deployment may name), here or in subprocesses: every test
+    computes what it checks, and nothing is written into the user's folders. tests/test_store_derived.py sets it
+    to check that nothing is written there either."""
     import os
 
     previous = {name: os.environ.get(name) for name in ("TIEBREAK_CACHE",)}

@@ -210,8 +210,9 @@ def test_the_table_marks_the_candidate_and_says_where_it_lands(shipped_copy: Pat
     assert len(marked) == 1 and " flat " in marked[0], stdout
     summary = next(line for line in stdout.splitlines() if line.startswith("<< flat: rank "))
     assert "expected 0.3090" in summary and "tie range [0.0000, 1.0000]" in summary, summary
-    # G = 0 (a zero task): outside both lenses' models, no interval, the bottom block of rank sets
-    assert "on these tasks: 95% [nan, nan], ranks 6-9 (marginal)" in summary, summary
+    # G = 0 only because every document ties: on these tasks its tie range [0, 1] could put it anywhere; on new
+    # tasks like these a zero task is outside the model, in the bottom block of rank sets
+    assert "on these tasks: 95% [0.0000, 1.0000], ranks 1-9 (marginal), tier 1" in summary, summary
     assert "on new tasks like these: ranks 6-9" in summary, summary
     assert "nothing was written" in stdout
 

@@ -153,6 +153,29 @@ def test_a_zero_task_under_g_is_outside_the_model():
     assert queries_lens.estimates(scores, np.array([100, 100]), "mean").included.all()
 
 
+def test_a_g_of_zero_only_by_ties_stays_in_the_model_and_is_never_surely_above():
+    """A zero task whose tie maximum is above 0 (the ties broken against the row): θ̂ = θ̂⁻ = −∞ (G = 0), θ̂⁺ the
+    G with every tie broken for it, the delta method scaled by the tie maximum where the score is 0."""
+    scores = np.array([[0.0, 0.5], [0.3, 0.4], [0.05, 0.06]])
+    low = np.array([[0.0, 0.5], [np.nan, np.nan], [np.nan, np.nan]])
+    high = np.array([[0.3, 0.5], [np.nan, np.nan], [np.nan, np.nan]])
+    n = np.array([100, 100])
+    est = queries_lens.estimates(scores, n, "G", ties=(low, high))
+    assert est.included.all()
+    assert est.points[0] == -np.inf and est.low[0] == -np.inf
+    assert est.high[0] == pytest.approx(np.log([0.3, 0.5]).mean(), rel=1e-14)
+    bound = queries_lens.bhatia_davis_variance(scores[0], n)
+    assert est.se[0] == pytest.approx(np.sqrt(bound[0] / 0.3 ** 2 + bound[1] / 0.5 ** 2) / 2, rel=1e-12)
+    t = est.statistics()
+    assert (t[0, 1:] == -np.inf).all(), "never surely above another row"
+    assert t[1, 0] == pytest.approx((est.low[1] - est.high[0]) / est.pair_se[1, 0], rel=1e-12)
+    assert t[2, 0] < 0, "below its best-case G: not surely above it"
+    from evalcore.uncertainty import rank_sets
+
+    sets = rank_sets.rank_sets(est, 0.95, "marginal")
+    assert sets.rank_hi[0] == 3 and not sets.above[:, 0].any() and sets.rank_lo[0] >= 1
+
+
 def test_bad_input_is_refused():
     for scores, n, match in ((np.array([[0.5, 1.2]]), [10, 10], r"\[0, 1\]"), (np.array([[0.5, np.nan]]), [10, 10],
                                                                              r"\[0, 1\]"),

@@ -1,6 +1,6 @@
 """evalcore.uncertainty.separability: Holm's adjusted p-values against closed testing by brute force; the adjacent
-pairs' one-sided tests against scipy's paired t and a literal Holm over the tested pairs (tied pairs never differ,
-a lower system better than its upper never differs, a zero-G pair is not tested); why none differs; tiers as
+pairs' two-sided tests against scipy's paired t and a literal Holm over the tested pairs (tied pairs never
+differ, a lower system better than its upper never differs, a zero-G pair is not tested); why none differs; tiers as
 the longest chain of "surely above" found by depth-first search over every chain; the Pareto front of real
 differences against brute force."""
 from __future__ import annotations
@@ -67,8 +67,8 @@ def test_holm_adjusted_is_closed_testing_and_agrees_with_the_step_down(p):
 
 # -- adjacent pairs -------------------------------------------------------------------------------------------------
 def adjacent_reference(scores, order, aggregate, alpha):
-    """Each neighbour pair's one-sided paired t p-value (scipy; NaN when a row has a zero task under G), Holm by
-    the literal loop over the tested ones."""
+    """Each neighbour pair's two-sided paired t p-value (scipy; NaN when a row has a zero task under G) when the
+    upper system is ahead, 1 when it is not; Holm by the literal loop over the tested ones."""
     y = np.log(np.where(scores > 0, scores, np.nan)) if aggregate == "G" else scores
     p = []
     for upper, lower in zip(order[:-1], order[1:]):
@@ -76,15 +76,16 @@ def adjacent_reference(scores, order, aggregate, alpha):
         if np.isnan(d).any():
             p.append(np.nan)
         elif np.ptp(d) == 0:
-            p.append(0.0 if d[0] > 0 else 1.0 if d[0] < 0 else 0.5)
+            p.append(0.0 if d[0] > 0 else 1.0)
         else:
-            p.append(stats.ttest_rel(y[upper], y[lower], alternative="greater").pvalue)
+            test = stats.ttest_rel(y[upper], y[lower])
+            p.append(test.pvalue if test.statistic > 0 else 1.0)
     return np.array(p), np.array(holm_loop(p, alpha))
 
 
 @pytest.mark.parametrize("aggregate", ["G", "mean"])
 @pytest.mark.parametrize("seed", range(8))
-def test_adjacent_pairs_are_one_sided_paired_t_tests_holm_adjusted_together(aggregate, seed):
+def test_adjacent_pairs_are_two_sided_paired_t_tests_holm_adjusted_together(aggregate, seed):
     scores = board(seed, n_systems=8, n_tasks=int(np.random.default_rng(seed).integers(5, 18)))
     est = tasks_lens.estimates(scores, aggregate)
     order = np.argsort(-est.points, kind="stable")
@@ -95,6 +96,12 @@ def test_adjacent_pairs_are_one_sided_paired_t_tests_holm_adjusted_together(aggr
     assert found.differ.tolist() == differ.tolist()
     np.testing.assert_allclose(found.adjusted, holm_adjusted(p), rtol=1e-8, atol=1e-14)
     assert found.n_pairs == 7 and found.n_tested == 7 and found.n_differ == differ.sum()
+    assert (found.statistic[found.differ] > 0).all(), "a pair differs only with the upper system ahead"
+    shuffled = np.random.default_rng(seed).permutation(8)  # any order, the lower system often ahead
+    found = separability.adjacent_pairs(est, shuffled, alpha=0.05)
+    p, differ = adjacent_reference(scores, shuffled, aggregate, 0.05)
+    np.testing.assert_allclose(found.p_value, p, rtol=1e-8, atol=1e-15)
+    assert found.differ.tolist() == differ.tolist() and (found.statistic[found.differ] > 0).all()
 
 
 def test_tied_pairs_never_differ_and_a_lower_system_better_than_its_upper_never_differs():
@@ -103,7 +110,7 @@ def test_tied_pairs_never_differ_and_a_lower_system_better_than_its_upper_never_
     est = tasks_lens.estimates(scores, "mean")
     order = np.array([0, 5, 2, 6, 1, 3, 4])  # the copy under its original; 6 under 2 (the wrong way round)
     found = separability.adjacent_pairs(est, order, alpha=0.5)
-    assert found.p_value[0] == 0.5 and not found.differ[0]
+    assert found.p_value[0] == 1.0 and not found.differ[0]
     assert found.p_value[2] == 1.0 and not found.differ[2]
     flipped = separability.adjacent_pairs(est, np.array([0, 5, 6, 2, 1, 3, 4]), alpha=0.05)
     assert flipped.p_value[2] == 0.0 and flipped.differ[2], "the right way round it is surely ahead"
