@@ -119,6 +119,18 @@ def test_a_row_missing_queries_uses_its_own_count_and_the_queries_it_shares():
         assert est.pair_se[i, j] ** 2 == pytest.approx(est.se[i] ** 2 + est.se[j] ** 2 - 2 * cov, rel=1e-10)
 
 
+def test_copies_are_never_ordered_and_better_on_every_query_by_the_same_amount_is_surely_above():
+    task = np.repeat([0, 1, 2], (40, 25, 60))
+    values = np.random.default_rng(6).uniform(0.05, 0.9, (2, len(task)))
+    values = np.vstack([values, values[0], values[1] + 0.001])  # 2: a copy of 0; 3: row 1 + 0.001 on every query
+    board = np.vstack([task_means(values, task, 3), [[0.4, 0.3, 0.5], [0.4, 0.3, 0.5]]])  # 4, 5: published copies
+    est = queries_lens.estimates(board, np.array([300, 300, 300]), "mean", PerQuery(np.arange(4), values, task))
+    t, p = est.statistics(), est.p_values()
+    assert est.pair_se[0, 2] == 0.0 and t[0, 2] == t[2, 0] == 0.0 and p[0, 2] == p[2, 0] == 0.5
+    assert est.pair_se[4, 5] > 0 and t[4, 5] == t[5, 4] == 0.0 and p[4, 5] == 0.5
+    assert t[3, 1] == np.inf and p[3, 1] == 0.0 and p[1, 3] == 1.0
+
+
 def test_rows_sharing_fewer_than_two_queries_do_not_covary():
     values = np.array([[0.2, 0.9, np.nan, np.nan], [np.nan, 0.4, 0.6, 0.1]])
     est = queries_lens.estimates(np.array([[0.55], [1.1 / 3]]), np.array([4]), "mean",
