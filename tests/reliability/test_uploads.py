@@ -255,11 +255,11 @@ def test_a_good_upload_joins_this_sessions_views_only(page, folder):
     at = page([good("WinoGrande"), good("ARCChallenge")])
     assert not at.exception and not at.error, [e.value for e in at.error]
     lines = [s.value for s in at.success]
-    assert any("shared rank" in line and "Your run **mini** " in line for line in lines), lines  # named once
+    assert any("on these tasks ranks" in line and "Your run **mini** " in line for line in lines), lines  # named once
     assert "Add to the leaderboard" not in [b.label for b in at.button]  # no opt-in: no way to keep it
     at.button(key="ev_go_board").click().run()  # "Show in the Leaderboard": its condition, this session
     assert [t.value for t in at.title] == ["Leaderboard"] and not at.exception
-    assert any("Your run" in line and "shared rank" in line for line in [s.value for s in at.success])
+    assert any("Your run" in line and "on these tasks ranks" in line for line in [s.value for s in at.success])
     shown = [str(cell) for frame in at.dataframe for cell in frame.value.values.ravel()]
     assert any("mini (your run)" in cell for cell in shown)
     at.switch_page(os.path.relpath(PAGES_DIR / "ties-and-precision.py", MAIN_SCRIPT.parent)).run()
@@ -355,7 +355,7 @@ def test_a_constant_run_on_the_shipped_data_is_expected_to_score_one_over_the_ca
     at.switch_page(os.path.relpath(PAGES_DIR / "leaderboard.py", MAIN_SCRIPT.parent)).run()  # (AppTest stays there)
     line = next(s.value for s in at.success if "Your run" in s.value)
     assert f"expected {expected:.4f}" in line, (expected, line)
-    at.radio(key="sort").set_value("mean").run()  # G is 0 under both policies (a task at 0): compare means
+    at.selectbox(key="sort").set_value("mean").run()  # G is 0 under both policies (a task at 0): compare means
     means = {}
     for policy in ("docid-desc", "input-order"):
         at.sidebar.selectbox(key="ties").set_value(policy).run()
