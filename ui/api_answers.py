@@ -23,8 +23,9 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote
 
 from evalcore.commands.leaderboard import json_record
@@ -32,6 +33,7 @@ from evalcore.store import Condition
 from ui import board as boards
 from ui import data, rank_flips, sidebar, state
 
+R = TypeVar("R")
 VERSION = 1
 DIGITS = 10
 """Decimals of every float in an answer (the CLI's JSON prints 6)."""
@@ -90,6 +92,32 @@ class ApiError(Exception):
         self.refused = list(dict.fromkeys(refused))
 
 
+class Refusals:
+    """The 400 notices of one request, collected through both gates so the refusal names every bad key at once;
+    :meth:`check` raises them (before anything is computed)."""
+
+    def __init__(self, notices: Sequence[str] = (), refused: Sequence[str] = ()) -> None:
+        self.notices, self.refused = list(notices), list(refused)
+
+    def add(self, error: ApiError) -> None:
+        if error.status != 400:
+            raise error
+        self.notices += error.notices
+        self.refused += error.refused
+
+    def attempt(self, check: Callable[[], R], fallback: R) -> R:
+        """``check()``, or ``fallback`` with its refusal kept."""
+        try:
+            return check()
+        except ApiError as error:
+            self.add(error)
+            return fallback
+
+    def check(self) -> None:
+        if self.notices:
+            raise ApiError(400, *self.notices, refused=self.refused)
+
+
 def key_name(key: str) -> str:
     """How a notice names ``key``: as it is when plain (letters, digits, ``_ - .``), else percent-encoded (an
     inert spelling of the very key: ``<img>`` is ``%3Cimg%3E``); cut at :data:`KEY_NAME_CHARS` characters."""
@@ -102,10 +130,10 @@ def _named(keys: Sequence[str]) -> str:
 
 
 # -------------------------------------------------------------------------------------------- the gates
-def screen(endpoint: Endpoint, items: Sequence[tuple[str, str]]) -> tuple[dict[str, list[str]], str | None]:
+def screen(endpoint: Endpoint,
+           items: Sequence[tuple[str, str]]) -> tuple[dict[str, list[str]], str | None, Refusals]:
     """The first gate for ``items`` (the query's (key, value) pairs in order): (accepted values by key, the
-    endpoint's extra value). Raises ApiError(400) naming every refused key, each with what is wrong, when
-    anything is."""
+    endpoint's extra value, the refusals: every refused key, each with what is wrong)."""
     raw: dict[str, list[str]] = {}
     for key, value in items:
         raw.setdefault(key, []).append(value)
@@ -114,6 +142,7 @@ def screen(endpoint: Endpoint, items: Sequence[tuple[str, str]]) -> tuple[dict[s
     refused: list[str] = []
     unknown: list[str] = []
     elsewhere: list[str] = []
+    extra_value: str | None = None
 
     def refuse(key: str, what: str) -> None:
         notices.append(f"`{key_name(key)}`: {what}.")
@@ -126,6 +155,8 @@ def screen(endpoint: Endpoint, items: Sequence[tuple[str, str]]) -> tuple[dict[s
                 refuse(key, f"given {len(values)} times; give it once")
             elif len(values[0]) > state.MAX_VALUE_CHARS or state.has_control_chars(values[0]):
                 refuse(key, f"not a system name (at most {state.MAX_VALUE_CHARS} printable characters)")
+            else:
+                extra_value = values[0]
             continue
         if param is None:
             unknown.append(key)
@@ -152,12 +183,9 @@ def screen(endpoint: Endpoint, items: Sequence[tuple[str, str]]) -> tuple[dict[s
         notices.append(f"{_named(elsewhere)} {'belongs' if len(elsewhere) == 1 else 'belong'} to another view's "
                        f"link, not to {where} ({its_keys}).")
         refused += [key_name(key) for key in elsewhere]
-    extra = raw.get(endpoint.extra) if endpoint.extra else None
-    if endpoint.extra and extra is None:
+    if endpoint.extra and endpoint.extra not in raw:
         refuse(endpoint.extra, "missing: name one system")
-    if notices:
-        raise ApiError(400, *notices, refused=refused)
-    return accepted, (extra[0] if extra else None)
+    return accepted, extra_value, Refusals(notices, refused)
 
 
 def _choices(values: Sequence[str]) -> str:
@@ -220,6 +248,7 @@ class Asked:
     view: sidebar.View
     params: dict[str, list[str]]
     filter_notes: list[str]
+    refusals: Refusals = field(default_factory=Refusals)
 
     @property
     def cond(self) -> Condition:
@@ -238,25 +267,31 @@ class Question:
     items: tuple[tuple[str, str], ...]
     data_dir: Path
     snapshot: data.Snapshot
+    refusals: Refusals
+    """What the first gate refused: the endpoint's own checks add theirs, and the request is refused with all."""
 
 
 def question(name: str, items: Sequence[tuple[str, str]]) -> Question:
     """The screened question of endpoint ``name`` for the query's (key, value) pairs, on the data folder's
-    current snapshot; ApiError (404 no such endpoint or no data folder, 400 refused) when there is none."""
+    current snapshot; ApiError (404 no such endpoint or no data folder; 400 refused, for an endpoint without
+    parameters) when there is none. The other refusals wait in :attr:`Question.refusals` for the second gate's,
+    so that one answer names them all."""
     endpoint = ENDPOINTS.get(name)
     if endpoint is None:
         raise ApiError(404, f"No endpoint of that name; endpoints: {', '.join(ENDPOINTS)}.")
-    params, extra = screen(endpoint, items)
+    params, extra, refusals = screen(endpoint, items)
+    if not endpoint.keys:
+        refusals.check()
     data_dir = data.data_dir_from()
     if not data_dir.is_dir():
         raise ApiError(404, "The server has no data folder.")
-    return Question(endpoint, params, extra, tuple(items), data_dir, data.snapshot(data_dir))
+    return Question(endpoint, params, extra, tuple(items), data_dir, data.snapshot(data_dir), refusals)
 
 
 def ask(asked: Question, need: sidebar.Need | None = None, title: str = "This view") -> Asked:
     """The sidebar's condition and system filter for the question's parameters (the page's defaults for absent
-    keys)."""
-    params, snapshot = asked.params, asked.snapshot
+    keys, and for refused ones: their refusals are collected, :attr:`Asked.refusals`)."""
+    params, snapshot, refusals = asked.params, asked.snapshot, asked.refusals
     facets = data.facets(snapshot)
     if not facets.get("benchmarks"):
         raise ApiError(404, "No results in the data folder.")
@@ -264,36 +299,42 @@ def ask(asked: Question, need: sidebar.Need | None = None, title: str = "This vi
     good = sidebar.need_rows(snapshot, need.rows) if need is not None else None
     chosen = sidebar.choose_view_condition(facets, chooser, need, None, title, None, good)
     if chooser.errors:
-        raise ApiError(400, *chooser.errors, refused=chooser.refused)
+        refusals.add(ApiError(400, *chooser.errors, refused=chooser.refused))
     if chosen.cond is None:
         raise ApiError(404, "No results in the data folder.")
     if chosen.unmet:
+        refusals.check()
         raise ApiError(404, f"{title} needs {need.what}: no condition in the data folder has them.")
     view = sidebar.View(data_dir=asked.data_dir, data=snapshot, facets=facets, cond=chosen.cond)
-    view.systems, notes = _filters(params, snapshot, facets, chosen.cond.benchmark)
-    return Asked(view, params, notes)
+    view.systems, notes = _filters(params, snapshot, facets, chosen.cond.benchmark, refusals)
+    return Asked(view, params, notes, refusals)
 
 
-def _filters(params: Mapping[str, list[str]], snapshot: data.Snapshot, facets: dict,
-             bench: str) -> tuple[tuple[str, ...] | None, list[str]]:
-    """The sidebar's system filter (``q``, ``family``, sizes, ``open``, ``itune``) through the page's gates."""
+def _filters(params: Mapping[str, list[str]], snapshot: data.Snapshot, facets: dict, bench: str,
+             refusals: Refusals) -> tuple[tuple[str, ...] | None, list[str]]:
+    """The sidebar's system filter (``q``, ``family``, sizes, ``open``, ``itune``) through the page's gates (a
+    refused value is collected in ``refusals`` and left out)."""
     search = (params.get("q") or [""])[0]
     if not state.SEARCH_PATTERN.fullmatch(search):
-        raise ApiError(400, "`q`: the search text has characters a system name never has.", refused=["q"])
+        refusals.add(ApiError(400, "`q`: the search text has characters a system name never has.", refused=["q"]))
+        search = ""
     families = list(dict.fromkeys(params.get("family") or []))
     known = set(facets.get("families") or [])
     unknown = [f for f in families if f not in known]
     if unknown:
-        raise ApiError(400, f"`family`: {len(unknown)} of the values {'is' if len(unknown) == 1 else 'are'} not "
-                            f"a family of the data; choices: {_choices(sorted(known))}.", refused=["family"])
+        refusals.add(ApiError(400, f"`family`: {len(unknown)} of the values {'is' if len(unknown) == 1 else 'are'} "
+                                   f"not a family of the data; choices: {_choices(sorted(known))}.",
+                              refused=["family"]))
+        families = []
     ladder = list(sidebar.SIZE_LADDER)
-    lo = _one_of(params, "size_min", ladder[:-1], "0")
-    hi = _one_of(params, "size_max", ladder[:0:-1], "no limit")
+    lo = refusals.attempt(lambda: _one_of(params, "size_min", ladder[:-1], "0"), "0")
+    hi = refusals.attempt(lambda: _one_of(params, "size_max", ladder[:0:-1], "no limit"), "no limit")
     if ladder.index(lo) >= ladder.index(hi):  # the page warns and ignores both bounds; a script is told
-        raise ApiError(400, f"`size_min`, `size_max`: the smallest size ({lo}) is not below the largest ({hi}).",
-                       refused=["size_min", "size_max"])
-    open_w = _one_of(params, "open", list(sidebar.YES_NO_ANY), "any")
-    itune = _one_of(params, "itune", list(sidebar.YES_NO_ANY), "any")
+        refusals.add(ApiError(400, f"`size_min`, `size_max`: the smallest size ({lo}) is not below the largest "
+                                   f"({hi}).", refused=["size_min", "size_max"]))
+        lo, hi = "0", "no limit"
+    open_w = refusals.attempt(lambda: _one_of(params, "open", list(sidebar.YES_NO_ANY), "any"), "any")
+    itune = refusals.attempt(lambda: _one_of(params, "itune", list(sidebar.YES_NO_ANY), "any"), "any")
     systems, summary = sidebar.filter_systems(snapshot, bench, search=search.strip(), families=families,
                                               size_min=lo, size_max=hi, open_weights=open_w,
                                               uses_instructions=itune)
@@ -403,24 +444,19 @@ BOARD_OWN = ("pin",)
 
 def _board(asked: Asked):
     """The Leaderboard's question for ``asked`` (the page's controls and defaults): (board, order)."""
-    params, bench = asked.params, asked.cond.benchmark
+    params, bench, refusals = asked.params, asked.cond.benchmark, asked.refusals
     _unanswered(params, tuple(BOARD_CHOICES) + BOARD_OWN)
-    values, errors = {}, []
-    for key, choice in BOARD_CHOICES.items():
-        try:
-            values[key] = _one_of(params, key, choice.options(bench), choice.default(bench))
-        except ApiError as refused:
-            errors.append(refused)
+    values = {key: refusals.attempt(lambda: _one_of(params, key, choice.options(bench), choice.default(bench)),
+                                    choice.default(bench)) for key, choice in BOARD_CHOICES.items()}
     pins = list(dict.fromkeys(params.get("pin") or []))
     if pins:  # the page drops a pin the benchmark lacks with a notice
         known = set(data.systems(asked.view.data, benchmark=bench)["system"])
         unknown = sum(pin not in known for pin in pins)
         if unknown:
-            errors.append(ApiError(400, f"`pin`: {unknown} of the values {'is' if unknown == 1 else 'are'} not a "
-                                        f"system of this benchmark; /api/v{VERSION}/leaderboard lists them.",
-                                   refused=["pin"]))
-    if errors:
-        raise ApiError(400, *[n for e in errors for n in e.notices], refused=[k for e in errors for k in e.refused])
+            refusals.add(ApiError(400, f"`pin`: {unknown} of the values {'is' if unknown == 1 else 'are'} not a "
+                                       f"system of this benchmark; /api/v{VERSION}/leaderboard lists them.",
+                                  refused=["pin"]))
+    refusals.check()  # nothing is computed for a refused request
     arguments = {choice.argument: choice.parse(values[key]) for key, choice in BOARD_CHOICES.items()
                  if choice.argument}
     order = values["sort"]
@@ -470,19 +506,22 @@ def flips(question: Question) -> dict:
     """The Rank flips view of a link: ranks under precisions A and B (by G over the tasks both share, or one
     task's score), Kendall τ-b, flipped pairs and pairs whose tie ranges overlap."""
     asked = ask(question, need=rank_flips.NEED, title="Rank flips")
-    params, view = asked.params, asked.view
+    params, view, refusals = asked.params, asked.view, asked.refusals
     _unanswered(params, FLIP_OWN)
     precisions, left_out = rank_flips.paired_precisions(view)
     if len(precisions) < 2:
+        refusals.check()
         raise ApiError(404, f"Only one precision ({', '.join(precisions) or 'none'}) has results here: a rank flip "
                             "compares two.")
     default_a, default_b = rank_flips.default_pair(precisions)
-    prec_a = _flip_precision(params, "flip_a", precisions, left_out, default_a)
-    prec_b = _flip_precision(params, "flip_b", precisions, left_out, default_b)
-    scope = _one_of(params, "flip_task", ["G"] + rank_flips.rankable_tasks(view, prec_a, prec_b), "G")
-    if prec_a == prec_b:
-        raise ApiError(400, "`flip_a`, `flip_b`: the same precision twice; pick two different ones.",
-                       refused=["flip_a", "flip_b"])
+    prec_a = refusals.attempt(lambda: _flip_precision(params, "flip_a", precisions, left_out, default_a), default_a)
+    prec_b = refusals.attempt(lambda: _flip_precision(params, "flip_b", precisions, left_out, default_b), default_b)
+    scope = refusals.attempt(lambda: _one_of(params, "flip_task",
+                                             ["G"] + rank_flips.rankable_tasks(view, prec_a, prec_b), "G"), "G")
+    if prec_a == prec_b and ("flip_a" in params or "flip_b" in params):
+        refusals.add(ApiError(400, "`flip_a`, `flip_b`: the same precision twice; pick two different ones.",
+                              refused=["flip_a", "flip_b"]))
+    refusals.check()
     answer = data.rank_flips(view.data, replace(view.cond, precision=prec_a), replace(view.cond, precision=prec_b),
                              systems=view.systems, tasks=None if scope == "G" else [scope])
     condition = {**asked.cond.__dict__, "precision": None}

@@ -202,6 +202,12 @@ def test_a_refusal_says_so_and_names_every_bad_key(client):
     assert sorted(several.json()["refused"]) == ["chart", "level", "seed", "sort"]  # all at once, not the first
     assert all(f"`{key}`" in several.json()["error"] for key in ("seed", "level", "sort", "chart"))
     assert "ignor" not in several.text.lower()
+    both = client.get(BOARD, params=[("colour", "red"), ("seed", "100"), ("bench", "nope"), ("q", "<b>"),
+                                     ("size_min", "10B"), ("size_max", "1B")])  # both gates' keys in one answer
+    assert sorted(both.json()["refused"]) == ["bench", "colour", "q", "seed", "size_max", "size_min"]
+    flips = client.get("/api/v1/rank-flips", params=[("flip_a", "nope"), ("flip_task", "nope"), ("prec", "x")])
+    assert sorted(flips.json()["refused"]) == ["flip_a", "flip_task", "prec"]
+    assert client.get("/api/v1/system", params={"seed": "100"}).json()["refused"] == ["system", "seed"]
 
 
 def test_size_bounds_that_exclude_everything_are_refused_not_ignored(client):
