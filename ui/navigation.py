@@ -115,15 +115,17 @@ _BUSY_TRIES = "_busy_tries"
 def _retry_when_busy(busy: gate.Busy) -> bool:
     """Say the server is busy; wait as the gate suggests and return True (the caller runs the view again), or,
     after :data:`BUSY_RETRIES` refusals in a row, say to try later and return False."""
+    from ui import drawing
+
     tries = st.session_state.get(_BUSY_TRIES, 0) + 1
     st.session_state[_BUSY_TRIES] = tries
     if tries > BUSY_RETRIES:
         st.session_state.pop(_BUSY_TRIES, None)
-        st.warning("The server is still busy computing other leaderboards. Reload the page in a minute, or pick "
+        drawing.warning("The server is still busy computing other leaderboards. Reload the page in a minute, or pick "
                    "settings already shown (the default resampling).", icon=":material/hourglass_bottom:")
         return False
     wait = max(1, min(busy.retry_after, BUSY_SLEEP_SECONDS))
-    st.info(f"The server is busy computing other leaderboards ({busy.running} running, {busy.waiting} waiting); "
+    drawing.info(f"The server is busy computing other leaderboards ({busy.running} running, {busy.waiting} waiting); "
             f"retrying in {wait} s (try {tries} of {BUSY_RETRIES}).", icon=":material/hourglass_top:")
     _pause(wait)
     return True
