@@ -245,7 +245,9 @@ def test_every_leaderboard_key_of_the_state_table_is_answered():
     """A key added to the Leaderboard's part of ui/state.PARAMS must be wired into BOARD_CHOICES (the API's copy
     of the page's control), or the API answers 501 for it rather than a board that ignores it."""
     own = [key for key in state.view_keys("leaderboard") if state.PARAMS[key].view == "leaderboard"]
-    assert own and all(key in api_answers.BOARD_CHOICES or key in api_answers.BOARD_OWN for key in own)
+    unwired = [key for key in own if key not in api_answers.BOARD_CHOICES and key not in api_answers.BOARD_OWN]
+    assert own and not unwired, (f"{unwired}: give each a line in ui/api_answers.BOARD_CHOICES — the page's "
+                                 "options and default, and the ui.data.leaderboard argument it sets")
     assert set(state.view_keys("")) == set(api_answers.CONDITION_KEYS + api_answers.FILTER_KEYS)
 
 
