@@ -36,8 +36,9 @@ from typing import TypeVar
 R = TypeVar("R")
 
 LOG = logging.getLogger("tiebreak.app")
-FIRST_GUESS_SECONDS = 3.0
-"""The mean computation time assumed before any finished (a 5,000-resample board of the shipped data)."""
+FIRST_GUESS_SECONDS = 1.0
+"""The mean computation time assumed before any finished (a Leaderboard of the shipped data with its
+uncertainty: 0.5–1 s)."""
 RETRY_AFTER_RANGE = (1, 120)
 """Bounds of the ``Retry-After`` a refusal suggests, in seconds."""
 

@@ -121,12 +121,12 @@ def _retry_when_busy(busy: gate.Busy) -> bool:
     st.session_state[_BUSY_TRIES] = tries
     if tries > BUSY_RETRIES:
         st.session_state.pop(_BUSY_TRIES, None)
-        drawing.warning("The server is still busy computing other leaderboards. Reload the page in a minute, or pick "
-                   "settings already shown (the default resampling).", icon=":material/hourglass_bottom:")
+        drawing.warning("The server is still busy computing other leaderboards. Reload the page in a minute, or "
+                        "pick the settings of a view already shown.", icon=":material/hourglass_bottom:")
         return False
     wait = max(1, min(busy.retry_after, BUSY_SLEEP_SECONDS))
-    drawing.info(f"The server is busy computing other leaderboards ({busy.running} running, {busy.waiting} waiting); "
-            f"retrying in {wait} s (try {tries} of {BUSY_RETRIES}).", icon=":material/hourglass_top:")
+    drawing.info(f"The server is busy computing other leaderboards ({busy.running} running, {busy.waiting} "
+                 f"waiting); retrying in {wait} s (try {tries} of {BUSY_RETRIES}).", icon=":material/hourglass_top:")
     _pause(wait)
     return True
 

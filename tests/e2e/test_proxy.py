@@ -359,7 +359,7 @@ def test_health_redirect_and_websocket_through_the_prefix(stack):
 
 
 API_LINKS = ["", BOARD_LINK[1:], "bench=r2med&setting=full&metric=ndcg%4010&instr=with&prec=fp32&sort=g",
-             "bench=rar-b&setting=full-pooled&metric=ndcg%4010&instr=with&prec=fp32&seed=7&resamples=200&level=0.9"]
+             "bench=rar-b&setting=full-pooled&metric=ndcg%4010&instr=with&prec=fp32&ranks=simultaneous&level=0.9"]
 
 
 @pytest.mark.parametrize("query", API_LINKS, ids=lambda q: q or "default")

@@ -76,24 +76,22 @@ def run(command: list[str], code: str, base: str) -> list[str]:
 def test_the_curl_example(server):
     lines = run(["bash", "-euo", "pipefail", "-c"], example("bash"), server)
     top = api(server, f"leaderboard?{MCR_BF16}")["ranked"][:3]
-    assert ast.literal_eval(lines[0]) == [(r["shared_rank"], r["system"], r["G"]) for r in top]
+    assert ast.literal_eval(lines[0]) == [(r["rank"], r["system"], r["G"]) for r in top]
     assert lines[1] == "304"
-    assert sorted(ast.literal_eval(lines[2])) == ["colour", "seed"]
+    assert sorted(ast.literal_eval(lines[2])) == ["colour", "level"]
 
 
 def test_the_requests_example(server):
     lines = run([sys.executable, "-c"], example("python", 0), server)
-    board = api(server, f"leaderboard?{MCR_BF16}")
-    system, rest = lines[0].split(" ", 1)
-    assert system == board["ranked"][0]["system"] and rest.endswith(" gzip")
-    assert ast.literal_eval(rest.removesuffix(" gzip")) == board["resampling"]
+    board = api(server, f"leaderboard?{MCR_BF16}&ranks=simultaneous")
+    assert lines[0].split() == [board["ranked"][0]["system"], "simultaneous", "gzip"]
     assert lines[1] == "304"
 
 
 def test_the_pandas_example(server):
     lines = run([sys.executable, "-c"], example("python", 1), server)
     board = api(server, "leaderboard?bench=rar-b&setting=mcr&metric=p%401&instr=without")
-    assert lines[0].split() == ["shared_rank", "system", "G", "interval_lo", "interval_hi"]
+    assert lines[0].split() == ["rank", "system", "G", "queries_lo", "queries_hi"]
     assert [line.split()[1] for line in lines[1:4]] == [r["system"] for r in board["ranked"][:3]]
     flips = api(server, "rank-flips?bench=rar-b&setting=mcr&metric=p%401&instr=without&flip_a=fp32&flip_b=bf16")
     tau, systems = lines[4].split()
@@ -109,6 +107,5 @@ def test_the_fetch_example(server):
         missing("the JavaScript example needs Node 18 or later (apt-get install nodejs)")
     lines = run([node, "--input-type=module", "-e"], example("javascript"), server)
     top = api(server, f"leaderboard?{MCR_BF16}")["ranked"][:3]
-    assert [line.split() for line in lines[:3]] == [[str(r["shared_rank"]), r["system"], f"{r['G']:.4f}"]
-                                                    for r in top]
+    assert [line.split() for line in lines[:3]] == [[str(r["rank"]), r["system"], f"{r['G']:.4f}"] for r in top]
     assert lines[3] == "304"

@@ -101,13 +101,13 @@ def test_the_same_answer_gzipped_or_not_has_the_same_validator(client):
 
 
 def test_a_304_computes_nothing(client, monkeypatch):
-    tag = client.get(BOARD, params={"seed": "3"}).headers["etag"]
+    tag = client.get(BOARD, params={"level": "0.9"}).headers["etag"]
 
     def never(question):
         raise AssertionError("an answer was computed for a current copy")
 
     monkeypatch.setitem(api_answers.ANSWERS, "leaderboard", never)
-    assert client.get(BOARD, params={"seed": "3"}, headers={"If-None-Match": tag}).status_code == 304
+    assert client.get(BOARD, params={"level": "0.9"}, headers={"If-None-Match": tag}).status_code == 304
 
 
 def test_the_etag_names_the_question_the_code_and_the_data(tmp_path, monkeypatch):
@@ -120,9 +120,9 @@ def test_the_etag_names_the_question_the_code_and_the_data(tmp_path, monkeypatch
     assert first.status_code == 200, first.text[:300]
     tag, modified = first.headers["etag"], parsedate_to_datetime(first.headers["last-modified"]).timestamp()
     assert client.get(BOARD).headers["etag"] == tag  # the same question, code and data: the same tag
-    assert client.get(BOARD, params={"seed": "1"}).headers["etag"] != tag  # another question
-    assert client.get(BOARD, params={"seed": "1", "level": "0.9"}).headers["etag"] != \
-        client.get(BOARD, params={"level": "0.9", "seed": "1"}).headers["etag"]  # another URL
+    assert client.get(BOARD, params={"ranks": "simultaneous"}).headers["etag"] != tag  # another question
+    assert client.get(BOARD, params={"ranks": "simultaneous", "level": "0.9"}).headers["etag"] != \
+        client.get(BOARD, params={"level": "0.9", "ranks": "simultaneous"}).headers["etag"]  # another URL
     monkeypatch.setattr(api_answers, "CODE_DIGEST", "0" * 64)  # other code
     assert client.get(BOARD).headers["etag"] != tag
     monkeypatch.undo()
@@ -147,7 +147,7 @@ def test_the_etag_names_the_question_the_code_and_the_data(tmp_path, monkeypatch
 ORIGIN = {"Origin": "https://notebooks.example.org"}
 
 
-@pytest.mark.parametrize("path, status", [(BOARD, 200), ("/api/v1/leaderboard?seed=-1", 400),
+@pytest.mark.parametrize("path, status", [(BOARD, 200), ("/api/v1/leaderboard?level=2", 400),
                                           ("/api/v1/nope", 404), ("/api/v1/system", 400)])
 def test_cors_on_by_default_for_every_answer_never_with_credentials(client, path, status):
     response = client.get(path, headers=ORIGIN)
@@ -197,17 +197,17 @@ def test_a_refusal_says_so_and_names_every_bad_key(client):
     assert body["error"].startswith("Refused")
     assert body["refused"] == [f"k{i}" for i in range(200)]  # each named, none called unreadable
     assert all(f"`k{i}`" in body["error"] for i in range(200)) and "unreadable" not in body["error"]
-    several = client.get(BOARD, params=[("seed", "100"), ("level", "0.5"), ("sort", "x"), ("chart", "pie")])
+    several = client.get(BOARD, params=[("ranks", "all"), ("level", "0.5"), ("sort", "x"), ("chart", "pie")])
     assert several.status_code == 400
-    assert sorted(several.json()["refused"]) == ["chart", "level", "seed", "sort"]  # all at once, not the first
-    assert all(f"`{key}`" in several.json()["error"] for key in ("seed", "level", "sort", "chart"))
+    assert sorted(several.json()["refused"]) == ["chart", "level", "ranks", "sort"]  # all at once, not the first
+    assert all(f"`{key}`" in several.json()["error"] for key in ("ranks", "level", "sort", "chart"))
     assert "ignor" not in several.text.lower()
-    both = client.get(BOARD, params=[("colour", "red"), ("seed", "100"), ("bench", "nope"), ("q", "<b>"),
+    both = client.get(BOARD, params=[("colour", "red"), ("level", "0.8"), ("bench", "nope"), ("q", "<b>"),
                                      ("size_min", "10B"), ("size_max", "1B")])  # both gates' keys in one answer
-    assert sorted(both.json()["refused"]) == ["bench", "colour", "q", "seed", "size_max", "size_min"]
+    assert sorted(both.json()["refused"]) == ["bench", "colour", "level", "q", "size_max", "size_min"]
     flips = client.get("/api/v1/rank-flips", params=[("flip_a", "nope"), ("flip_task", "nope"), ("prec", "x")])
     assert sorted(flips.json()["refused"]) == ["flip_a", "flip_task", "prec"]
-    assert client.get("/api/v1/system", params={"seed": "100"}).json()["refused"] == ["system", "seed"]
+    assert client.get("/api/v1/system", params={"level": "0.8"}).json()["refused"] == ["system", "level"]
 
 
 def test_size_bounds_that_exclude_everything_are_refused_not_ignored(client):
@@ -237,7 +237,7 @@ def test_busy_is_503_with_retry_after(client, monkeypatch):
 def test_the_endpoints_take_the_link_keys_of_the_state_table():
     assert api_answers.ENDPOINTS["leaderboard"].keys == state.view_keys("leaderboard")
     assert api_answers.ENDPOINTS["rank-flips"].keys == state.view_keys("rank-flips")
-    assert set(state.view_keys("leaderboard")) >= {"bench", "q", "seed", "resamples", "level", "pin"}
+    assert set(state.view_keys("leaderboard")) >= {"bench", "q", "lens", "ranks", "level", "pin"}
     assert "flip_a" not in state.view_keys("leaderboard") and "sort" not in state.view_keys("rank-flips")
 
 
@@ -252,15 +252,15 @@ def test_every_leaderboard_key_of_the_state_table_is_answered():
 
 
 def test_a_new_key_reaches_the_api_and_is_never_silently_ignored(client, monkeypatch):
-    monkeypatch.setitem(state.PARAMS, "lens", state.Param("lens", "queries | tasks", view="leaderboard"))
-    response = client.get(BOARD, params={"lens": "tasks"})
-    assert response.status_code == 501 and response.json()["refused"] == ["lens"]
-    assert client.get("/api/v1/rank-flips", params={"lens": "tasks"}).status_code == 400  # not that view's key
-    monkeypatch.setitem(api_answers.BOARD_CHOICES, "lens", api_answers.Choice(lambda b: ("queries", "tasks"),
-                                                                              lambda b: "queries"))
-    answered = client.get(BOARD, params={"lens": "tasks"})
-    assert answered.status_code == 200 and answered.json()["api"]["params"]["lens"] == "tasks"
-    assert client.get(BOARD, params={"lens": "nope"}).json()["refused"] == ["lens"]
+    monkeypatch.setitem(state.PARAMS, "halo", state.Param("halo", "a future key: on | off", view="leaderboard"))
+    response = client.get(BOARD, params={"halo": "on"})
+    assert response.status_code == 501 and response.json()["refused"] == ["halo"]
+    assert client.get("/api/v1/rank-flips", params={"halo": "on"}).status_code == 400  # not that view's key
+    monkeypatch.setitem(api_answers.BOARD_CHOICES, "halo", api_answers.Choice(lambda b: ("on", "off"),
+                                                                              lambda b: "off"))
+    answered = client.get(BOARD, params={"halo": "on"})
+    assert answered.status_code == 200 and answered.json()["api"]["params"]["halo"] == "on"
+    assert client.get(BOARD, params={"halo": "nope"}).json()["refused"] == ["halo"]
 
 
 # ------------------------------------------------------------------------------------ beside the CLI
@@ -272,17 +272,21 @@ def cli_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@pytest.mark.parametrize("key, flag, value", [("seed", "--seed", "100"), ("seed", "--seed", "2147483647"),
-                                              ("resamples", "--resamples", "300"),
-                                              ("resamples", "--resamples", "0"),
-                                              ("level", "--level", "0.8")])
-def test_the_api_takes_the_pages_choices_where_the_cli_takes_any(client, key, flag, value):
-    """docs/api.md § Parameters: an API URL is a link the page opens with the same numbers, so its keys take
-    what the page's controls offer; the CLI takes the whole range."""
-    parsed = cli_parser().parse_args(["--benchmark", "rar-b", flag, value])
-    assert str(getattr(parsed, key)) == value or float(getattr(parsed, key)) == float(value)
-    refused = client.get(BOARD, params={key: value})
-    assert refused.status_code == 400 and refused.json()["refused"] == [key]
+@pytest.mark.parametrize("value", ["0.8", "0.5", "0.999"])
+def test_the_api_takes_the_pages_levels_where_the_cli_takes_any(client, value):
+    """docs/api.md § Parameters: an API URL is a link the page opens with the same numbers, so ``level`` takes
+    what the page's control offers (0.9, 0.95, 0.99); the CLI takes any level from 0.5 to below 1."""
+    assert cli_parser().parse_args(["--benchmark", "rar-b", "--level", value]).level == float(value)
+    refused = client.get(BOARD, params={"level": value})
+    assert refused.status_code == 400 and refused.json()["refused"] == ["level"]
+
+
+@pytest.mark.parametrize("key, values", [("ranks", ("marginal", "simultaneous")), ("lens", ("queries", "tasks"))])
+def test_the_other_keys_take_what_the_cli_takes(client, key, values):
+    action = next(a for a in cli_parser()._actions if a.dest == key)
+    assert tuple(action.choices) == values
+    for value in values:
+        assert client.get(BOARD, params={key: value}).json()["api"]["params"][key] == value
 
 
 def test_the_defaults_beside_the_clis(client):
@@ -290,11 +294,11 @@ def test_the_defaults_beside_the_clis(client):
     differ in two places — the benchmark (required there) and the metric under MCR (p@1 here, ndcg@10 there)."""
     cli = cli_parser().parse_args(["--benchmark", "rar-b"])
     answer = client.get(BOARD).json()
-    params, resampling = answer["api"]["params"], answer["resampling"]
+    params, uncertainty = answer["api"]["params"], answer["uncertainty"]
     assert params == {"bench": "rar-b", "setting": cli.setting, "metric": cli.metric, "instr": cli.instruction,
                       "prec": cli.precision, "ties": "docid-desc"}
-    assert (resampling["seed"], resampling["resamples"], resampling["level"]) == (cli.seed, cli.resamples,
-                                                                                   cli.level)
+    assert (uncertainty["level"], uncertainty["ranks"]) == (cli.level, cli.ranks)
+    assert api_answers.BOARD_CHOICES["lens"].default("rar-b") == cli.lens
     mcr = client.get(BOARD, params={"setting": "mcr"}).json()["api"]["params"]
     assert mcr["metric"] == "p@1" and cli_parser().parse_args(["--benchmark", "rar-b", "--setting", "mcr"]).metric \
         == "ndcg@10"
