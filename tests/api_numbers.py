@@ -61,3 +61,18 @@ def assert_same_board(answer: dict, cli: dict) -> None:
         mine = answer["uncertainty"]["lenses"][name]
         for key in ("available", "reason", "n_adjacent_differ", "n_adjacent", "n_tested", "could_be_first", "n_tiers"):
             assert mine.get(key) == lens.get(key), (name, key)
+    assert_close(answer["uncertainty"], cli["uncertainty"], "uncertainty")  # every test and set, to 6 decimals
+
+
+def assert_close(mine, theirs, where: str) -> None:
+    """``mine`` has ``theirs``' structure, and each of its values is :func:`close` to the CLI's."""
+    if isinstance(theirs, dict):
+        assert isinstance(mine, dict) and set(mine) == set(theirs), (where, mine, theirs)
+        for key in theirs:
+            assert_close(mine[key], theirs[key], f"{where}.{key}")
+    elif isinstance(theirs, list):
+        assert isinstance(mine, list) and len(mine) == len(theirs), where
+        for i, (a, b) in enumerate(zip(mine, theirs)):
+            assert_close(a, b, f"{where}[{i}]")
+    else:
+        assert close(mine, theirs), (where, mine, theirs)

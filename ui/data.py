@@ -32,7 +32,7 @@ import pandas as pd
 
 from evalcore.provenance import Provenance, load as load_provenance
 from evalcore.store import Condition, Gap, Leaderboard, LoadWarning, PairedTest, RankFlips, SkippedFile, Store, data_dir
-from ui import memo
+from ui import gate, memo
 from ui.upload_eval import SOURCE_WORDS
 
 LOG = logging.getLogger("tiebreak.app")
@@ -234,9 +234,16 @@ def leaderboard(data: Snapshot, cond: Condition, *, systems: Systems = None, agg
                 uncertainty: bool = True) -> Leaderboard:
     """Systems ranked by ``aggregate`` (None = the benchmark's own: G for RAR-b, the mean for R2MED) with
     intervals, rank ranges and tiers through both lenses (``level``, ``ranks``: marginal or simultaneous; none
-    without ``uncertainty``); with ``common_tasks``, on the tasks all ``systems`` have: :meth:`Store.leaderboard`."""
-    return _store_of(data).leaderboard(cond, systems=systems, aggregate=aggregate, level=level, ranks=ranks,
-                                       common_tasks=common_tasks, uncertainty=uncertainty)
+    without ``uncertainty``); with ``common_tasks``, on the tasks all ``systems`` have: :meth:`Store.leaderboard`.
+    With ``uncertainty`` it is computed under the process's gate (:mod:`ui.gate`: a bounded number at once,
+    :class:`ui.gate.Busy` beyond); a kept answer never waits there."""
+    store = _store_of(data)
+    if not uncertainty:
+        return store.leaderboard(cond, systems=systems, aggregate=aggregate, level=level, ranks=ranks,
+                                 common_tasks=common_tasks, uncertainty=uncertainty)
+    return gate.run(f"leaderboard {cond.benchmark}/{cond.setting}/{cond.metric} ({ranks}, {level})",
+                    store.leaderboard, cond, systems=systems, aggregate=aggregate, level=level, ranks=ranks,
+                    common_tasks=common_tasks, uncertainty=uncertainty)
 
 
 @_question

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
+from ui import gate
 from ui.glossary import GLOSSARY_PATH
 
 LOG = logging.getLogger("tiebreak.app")
@@ -91,6 +92,10 @@ def run() -> None:
     try:
         with drawing.recording() as drawn:  # what the page draws, for its snapshot (ui/drawing.py)
             page.run()
+        st.session_state.pop(_BUSY_TRIES, None)
+    except gate.Busy as busy:  # too many expensive computations at once in this process: wait, then again
+        if _retry_when_busy(busy):
+            st.rerun()
     except Exception:  # a visitor never sees a traceback; the server log has it
         incident = uuid.uuid4().hex[:8]
         LOG.exception("page /%s failed (incident %s)", page.url_path, incident)
@@ -98,6 +103,36 @@ def run() -> None:
                       "log). Try other settings in the sidebar, or reload the page.")
     _finish(notices_box, drawn, page)
     LOG.debug("drew /%s in %.3f s", page.url_path, time.perf_counter() - started)
+
+
+BUSY_RETRIES = 5
+"""Runs of a view refused as busy in a row before the frame stops retrying on its own."""
+BUSY_SLEEP_SECONDS = 10
+"""Longest wait before a retry (a refusal suggests its own wait, ``ui/gate.py``)."""
+_BUSY_TRIES = "_busy_tries"
+
+
+def _retry_when_busy(busy: gate.Busy) -> bool:
+    """Say the server is busy; wait as the gate suggests and return True (the caller runs the view again), or,
+    after :data:`BUSY_RETRIES` refusals in a row, say to try later and return False."""
+    from ui import drawing
+
+    tries = st.session_state.get(_BUSY_TRIES, 0) + 1
+    st.session_state[_BUSY_TRIES] = tries
+    if tries > BUSY_RETRIES:
+        st.session_state.pop(_BUSY_TRIES, None)
+        drawing.warning("The server is still busy computing other leaderboards. Reload the page in a minute, or "
+                        "pick the settings of a view already shown.", icon=":material/hourglass_bottom:")
+        return False
+    wait = max(1, min(busy.retry_after, BUSY_SLEEP_SECONDS))
+    drawing.info(f"The server is busy computing other leaderboards ({busy.running} running, {busy.waiting} "
+                 f"waiting); retrying in {wait} s (try {tries} of {BUSY_RETRIES}).", icon=":material/hourglass_top:")
+    _pause(wait)
+    return True
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 def _glossary() -> None:

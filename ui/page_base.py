@@ -21,7 +21,9 @@ SCRIPT = (b'<script>window.__streamlit=Object.assign({},window.__streamlit,(func
           b'return{BACKEND_BASE_URL:base,MAIN_PAGE_BASE_URL:base};})());</script>')
 """The inline script added to each HTML page (before ``</head>``'s first script, see :func:`inject`)."""
 
-_SERVER_PATHS = ("/_stcore/", "/static/", "/media/", "/component/", "/app/static/")
+_SERVER_PATHS = ("/_stcore/", "/static/", "/media/", "/component/", "/app/static/", "/api/")
+"""Paths that are never an HTML page: passed through untouched (the JSON API, ``ui/api.py``, compresses its
+answers itself when the client asks)."""
 
 
 def inject(html: bytes) -> bytes:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -31,15 +31,32 @@ _PRINTABLE_KEY = re.compile(r"[A-Za-z0-9_\-]{1,24}")
 
 @dataclass(frozen=True)
 class Param:
-    """One URL parameter: its key, whether it may repeat (a list), and what it controls."""
+    """One URL parameter: its key, whether it may repeat (a list), what it controls, and the view that reads it
+    (set by the section of :data:`PARAMS` that lists it)."""
 
     key: str
     doc: str
     repeatable: bool = False
+    view: str = ""
+    """The URL path of the view whose controls read the key (``leaderboard``, ``rank-flips``, …); '' for the
+    shared sidebar, which every view draws."""
 
 
-PARAMS: dict[str, Param] = {p.key: p for p in (
-    # shared sidebar (every page)
+def _sections(*entries: str | Param) -> dict[str, Param]:
+    """The table from its listing: a string starts the section of the view with that URL path ('' the shared
+    sidebar); each :class:`Param` after it belongs to that view."""
+    table: dict[str, Param] = {}
+    view = ""
+    for entry in entries:
+        if isinstance(entry, str):
+            view = entry
+        else:
+            table[entry.key] = replace(entry, view=view)
+    return table
+
+
+PARAMS: dict[str, Param] = _sections(
+    "",  # the shared sidebar (every page)
     Param("bench", "benchmark"),
     Param("metric", "metric, e.g. ndcg@10"),
     Param("setting", "full | mcr"),
@@ -52,7 +69,7 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     Param("size_max", "largest model size, e.g. 10B"),
     Param("open", "open weights: any | yes | no"),
     Param("itune", "instruction-tuned: any | yes | no"),
-    # Leaderboard
+    "leaderboard",
     Param("sort", "leaderboard order: g | mean | borda"),
     Param("mean", "show the arithmetic mean column: 1 | 0"),
     Param("borda", "show the Borda column: 1 | 0"),
@@ -63,27 +80,33 @@ PARAMS: dict[str, Param] = {p.key: p for p in (
     Param("level", "confidence level of intervals, rank ranges and tests: 0.9 | 0.95 | 0.99"),
     Param("common", "rank the shown systems on the tasks all of them have: 1 | 0"),
     Param("pin", "rows pinned on the leaderboard, by system name (repeatable, at most 8)", repeatable=True),
-    # Ties & precision
+    "ties-and-precision",
     Param("tp_task", "task for the tie summary (or all)"),
     Param("wi_run", "what-if: shipped run file"),
     Param("wi_to", "what-if: target precision"),
     Param("wi_scoring", "what-if: score | sigmoid"),
-    # Rank flips
+    "rank-flips",
     Param("flip_a", "precision of condition A"),
     Param("flip_b", "precision of condition B"),
     Param("flip_task", "rank by G (default) or one task's score"),
-    # MCR vs full
+    "mcr-vs-full",
     Param("mcr_metric", "metric of the MCR setting"),
     Param("mcr_task", "task shown in the scatter (or all)"),
-    # Compare
+    "compare",
     Param("sys", "systems to compare, 2 to 4 (repeatable)", repeatable=True),
     Param("task", "task for the per-query drill-down and paired test"),
     Param("diff_only", "drill-down shows only queries that differ: 1 | 0"),
     Param("values", "per-query values compared: expected (tie-aware, default) | oblivious"),
     Param("qid", "the query shown in full in the drill-down"),
-    # Glossary
+    "glossary",
     Param("term", "the glossary entry shown first, e.g. hps"),
-)}
+)
+
+
+def view_keys(view: str) -> tuple[str, ...]:
+    """The URL keys a link to ``view`` (its URL path) may carry: the shared sidebar's, then the view's own."""
+    return tuple(key for key, param in PARAMS.items() if param.view in ("", view))
+
 
 _LOADED = "_url_loaded"
 _PENDING = "_url_pending"
@@ -133,9 +156,11 @@ def screen_query_params(raw: Mapping[str, Sequence[str]]) -> tuple[dict[str, lis
         if kept:
             accepted[key] = kept
     if unknown:
-        shown = [f"`{k}`" for k in unknown if _PRINTABLE_KEY.fullmatch(k)][:5]
-        hidden = len(unknown) - len(shown)
-        names = ", ".join(shown + ([f"{hidden} unreadable"] if hidden else []))
+        readable = [k for k in unknown if _PRINTABLE_KEY.fullmatch(k)]
+        shown = [f"`{k}`" for k in readable[:5]]
+        more, unreadable = len(readable) - len(shown), len(unknown) - len(readable)
+        names = ", ".join(shown + ([f"{more} more"] if more else []) + ([f"{unreadable} unreadable"] if unreadable
+                                                                        else []))
         notices.append(f"Ignored {words.counted(len(unknown), 'unknown URL parameter')}: {names}.")
     return accepted, notices
 

@@ -24,3 +24,11 @@ def test_unknown_keys_are_named_and_unreadable_ones_counted():
     (notice,) = notices
     assert re.search(r"\b2 unknown URL parameters\b", notice) and "`zzz`" in notice, notice
     assert re.search(r"\b1 unreadable\b", notice) and "<b>" not in notice, notice
+
+
+def test_many_unknown_keys_are_not_called_unreadable():
+    _, notices = state.screen_query_params({f"k{i}": ["1"] for i in range(200)} | {"<b>": ["x"]})
+    (notice,) = notices
+    assert re.search(r"\b201 unknown URL parameters\b", notice), notice
+    assert "`k0`" in notice and "`k4`" in notice and "`k5`" not in notice, notice
+    assert re.search(r"\b195 more\b", notice) and re.search(r"\b1 unreadable\b", notice), notice
