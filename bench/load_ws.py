@@ -176,7 +176,11 @@ def start_stack(data_dir: Path, work: Path, processes: int, app_dir: Path = ROOT
     proxy_stack = _proxy_stack(app_dir)
     if proxy_stack.nginx_binary() is None:
         raise RuntimeError("nginx not found (apt-get install nginx, or bash scripts/install-dev.sh); or use --direct")
-    stack = proxy_stack.start(work, data_dir, processes=processes)
+    return target_of(proxy_stack, proxy_stack.start(work, data_dir, processes=processes), processes)
+
+
+def target_of(proxy_stack, stack, processes: int) -> Target:
+    """The :class:`Target` of a running ``proxy_stack`` stack (closing it lets its read-only data copy go)."""
 
     def close() -> None:
         stack.close()
