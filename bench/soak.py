@@ -11,7 +11,8 @@ control, switching the view or clicking, as ``load_ws.py`` describes; the client
 Chromium on the same server unless ``--no-validate``). The served code: this tree, ``--checkout DIR`` or
 ``--rev REV`` (``git archive``).
 
-1. **warm-up** (as load_ws.py), then the **loaded baseline**: each app process's RSS with the data loaded, the
+1. **warm-up** (load_ws.py's, on each process directly: 2 sessions × ``--warmup-actions`` actions), then the
+   **loaded baseline**: each app process's RSS with the data loaded, the
    default view and the warm-up's questions answered, no session open (median of ``--settle`` seconds of
    samples);
 2. **load**: ``--users`` sessions open over ``--ramp`` seconds and act for ``--minutes``; every 5 s each
@@ -334,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=12, help="tracemalloc frames (0 = no tracemalloc, only "
                         "the caches' counts)")
     parser.add_argument("--json", type=Path, help="write the figures here as well")
+    parser.add_argument("--logs", type=Path, default=ROOT / "bench" / "out" / "soak-logs",
+                        help="where the app processes' logs are copied at the end")
     args = parser.parse_args(argv)
     args.profile_at = [float(x) for x in args.profile_at.split(",") if x.strip()]
 
@@ -355,11 +358,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(validation.text(), flush=True)
                 if not validation.ok:
                     return 1
-            if args.warmup_actions:
-                warm = asyncio.run(load_ws.warm_up(target, 2 * len(target.app_pids), args.warmup_actions, args.seed,
-                                                   args.timeout))
-                if warm:
-                    print(f"warm-up errors: {warm[:5]}", flush=True)
+            if args.warmup_actions:  # every process the same warm-up, each reached directly (not by the cookie)
+                for url in direct_urls(target):
+                    one = load_ws.Target(url=url, label="warm-up", app_pids=[])
+                    warm = asyncio.run(load_ws.warm_up(one, 2, args.warmup_actions, args.seed, args.timeout))
+                    if warm:
+                        print(f"warm-up errors on {url}: {warm[:5]}", flush=True)
             samples = Samples(target.app_pids)
             samples.start()
             time.sleep(args.settle)
@@ -373,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             result = verdict(run, baseline, samples, args)
         finally:
             target.close()
+            keep_logs(target, args.logs)
         result.update(code=source, date=time.strftime("%Y-%m-%d %H:%M"), calibration_s=round(calibration, 2),
                       calibration_end_s=round(calibrate(), 2), load_avg=os.getloadavg()[0], argv=sys.argv[1:],
                       rss_samples=[(round(t - run["start"], 1), p, mb) for t, p, mb in samples.rows])
@@ -383,6 +388,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if result["ok"] else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def keep_logs(target: load_ws.Target, folder: Path) -> None:
+    """Copy the app processes' logs (tracebacks of errors, incident ids) to ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for log in target.logs:
+        if log.exists():
+            shutil.copy(log, folder / log.name)
+    print(f"server logs in {folder}", flush=True)
+
+
+def direct_urls(target: load_ws.Target) -> list[str]:
+    """Each app process's own address (behind nginx: its port, under the same prefix)."""
+    if not target.metrics_urls:
+        return [target.url]
+    return [url.rsplit("_stcore/", 1)[0] for url in target.metrics_urls]
 
 
 def calibrate() -> float:
