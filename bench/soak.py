@@ -11,8 +11,8 @@ control, switching the view or clicking, as ``load_ws.py`` describes; the client
 Chromium on the same server unless ``--no-validate``). The served code: this tree, ``--checkout DIR`` or
 ``--rev REV`` (``git archive``).
 
-1. **warm-up** (load_ws.py's, on each process directly: 2 sessions × ``--warmup-actions`` actions), then the
-   **loaded baseline**: each app process's RSS with the data loaded, the
+1. **warm-up**, on each process directly: one session opens every view, then makes ``--warmup-actions``
+   actions of the mix; then the **loaded baseline**: each app process's RSS with the data loaded, the
    default view and the warm-up's questions answered, no session open (median of ``--settle`` seconds of
    samples);
 2. **load**: ``--users`` sessions open over ``--ramp`` seconds and act for ``--minutes``; every 5 s each
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--growth-window", type=float, default=0.0, help="minutes over which RSS may grow 5%% "
                         "(default 15, or half a shorter run)")
     parser.add_argument("--settle", type=float, default=20.0, help="seconds of baseline samples after the warm-up")
-    parser.add_argument("--warmup-actions", type=int, default=6)
+    parser.add_argument("--warmup-actions", type=int, default=12)
     parser.add_argument("--rev", help="serve this commit (git archive), e.g. HEAD")
     parser.add_argument("--checkout", type=Path, help="serve the app of this folder (default: this tree)")
     parser.add_argument("--data", type=Path, help="data folder (default: the served app's data/)")
@@ -358,12 +358,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(validation.text(), flush=True)
                 if not validation.ok:
                     return 1
-            if args.warmup_actions:  # every process the same warm-up, each reached directly (not by the cookie)
-                for url in direct_urls(target):
-                    one = load_ws.Target(url=url, label="warm-up", app_pids=[])
-                    warm = asyncio.run(load_ws.warm_up(one, 2, args.warmup_actions, args.seed, args.timeout))
-                    if warm:
-                        print(f"warm-up errors on {url}: {warm[:5]}", flush=True)
+            for url in direct_urls(target):  # every process the same warm-up, reached directly (not by cookie)
+                warm = asyncio.run(warm_up(url, args.warmup_actions, args.seed, args.timeout))
+                if warm:
+                    print(f"warm-up errors on {url}: {warm[:5]}", flush=True)
             samples = Samples(target.app_pids)
             samples.start()
             time.sleep(args.settle)
@@ -388,6 +386,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if result["ok"] else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+async def warm_up(url: str, actions: int, seed: int, timeout: float) -> list[str]:
+    """One session that opens every view, then ``actions`` actions of the mix: each process has imported what
+    its pages need, loaded the store and answered each view's first questions (the *loaded* baseline)."""
+    errors: list[str] = []
+    session = Session(url, timeout=timeout)
+    result = await session.open()
+    errors.extend(result.errors)
+    for page in list(session.tree.pages):
+        if session.closed_reason is None and page["page_script_hash"] != session.tree.page_hash:
+            errors.extend((await session.switch_page(page["page_script_hash"])).errors)
+    rng = random.Random(f"warm/{seed}")
+    for _ in range(actions):
+        if session.closed_reason is not None:
+            break
+        errors.extend((await load_ws.act(session, load_ws.choose_action(session, rng))).errors)
+    await session.close()
+    return errors
 
 
 def keep_logs(target: load_ws.Target, folder: Path) -> None:
