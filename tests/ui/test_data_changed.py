@@ -38,7 +38,7 @@ def _add_system(folder: Path, name: str) -> None:
 
 def test_a_question_about_an_old_snapshot_is_not_answered_from_new_files(folder):
     old = data.snapshot(folder)
-    kept = data.leaderboard(old, COND, bootstrap=0)  # answered and kept before the change
+    kept = data.leaderboard(old, COND, uncertainty=False)  # answered and kept before the change
     _add_system(folder, "newcomer")
     new = data.snapshot(folder)
     assert new.fingerprint != old.fingerprint
@@ -46,9 +46,9 @@ def test_a_question_about_an_old_snapshot_is_not_answered_from_new_files(folder)
         data.tie_summary(old, COND)  # not kept: would be computed from the new files
     with pytest.raises(data.DataChanged):
         data.tie_summary(old, COND)  # and the refusal was not kept either
-    assert data.leaderboard(old, COND, bootstrap=0) is not None  # what was kept under the old snapshot stays
+    assert data.leaderboard(old, COND, uncertainty=False) is not None  # what was kept under the old snapshot stays
     assert "newcomer" not in set(kept.ranked["system"])
-    assert "newcomer" in set(data.leaderboard(new, COND, bootstrap=0).ranked["system"])
+    assert "newcomer" in set(data.leaderboard(new, COND, uncertainty=False).ranked["system"])
 
 
 def test_a_reload_during_a_computation_discards_its_answer(folder, monkeypatch):
