@@ -12,10 +12,12 @@ Two remedies, both for a server only:
 - the production profile (``deploy/production.env``) fixes glibc's thresholds — ``MALLOC_ARENA_MAX`` (fewer
   heaps for the script threads) and ``MALLOC_MMAP_THRESHOLD_`` (a block this large or larger gets its own
   mapping, returned when freed; a fixed value also stops glibc from raising the threshold after each large free);
-- :func:`start` (the lifespan, ``ui/warm_start.py``) runs a thread that calls ``malloc_trim(0)`` every
-  :data:`TRIM_SECONDS` (``TIEBREAK_TRIM_SECONDS``; ``0`` = never): it returns every whole free page inside every
-  heap (``madvise``), so a process that served 50 users and sits idle goes back near its size before them. One
-  call walks the heaps' free lists: ~1–5 ms for a few hundred MB, holding each heap's lock meanwhile.
+- :func:`start` (the lifespan, ``ui/warm_start.py``) runs a thread that every :data:`TRIM_SECONDS`
+  (``TIEBREAK_TRIM_SECONDS``; ``0`` = never) makes Streamlit forget the sessions of tabs closed longer than
+  ``server.disconnectedSessionTTL`` ago (it keeps them until something asks: after 50 users left, 11–13 whole
+  sessions per process stayed), and calls ``malloc_trim(0)``, which returns every whole free page inside every
+  heap (``madvise``). One call walks the heaps' free lists: ~1–5 ms for a few hundred MB, holding each heap's
+  lock meanwhile.
 
 Elsewhere than glibc (macOS, musl) there is no ``malloc_trim``: :func:`trim` returns None and nothing runs.
 """
@@ -23,11 +25,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import logging
 import os
 import threading
 
-from ui import memo
+from ui import internals, memo
 
 LOG = logging.getLogger("tiebreak.app")
 TRIM_SECONDS = 0 if os.environ.get("TIEBREAK_TRIM_SECONDS", "").strip() == "0" else memo.setting("TIEBREAK_TRIM_SECONDS", 30)
@@ -56,10 +59,21 @@ def trim() -> bool | None:
     return bool(_TRIM(0))
 
 
+def tidy() -> int:
+    """One pass: forget the sessions of tabs closed longer than ``server.disconnectedSessionTTL`` ago (Streamlit
+    keeps them until asked, :func:`ui.internals.drop_expired_sessions`), collect their cycles when some went,
+    then :func:`trim`; returns how many sessions went."""
+    dropped = internals.drop_expired_sessions() or 0
+    if dropped:
+        gc.collect()  # a session's objects hold cycles; the collector's own full passes may come much later
+    trim()
+    return dropped
+
+
 def _loop(seconds: float, stop: threading.Event) -> None:
     while not stop.wait(seconds):
         try:
-            trim()
+            tidy()
         except Exception:  # never let the server's helper thread die on a C call's surprise
             LOG.exception("malloc_trim failed; memory is no longer given back")
             return
@@ -77,4 +91,4 @@ def start(seconds: float | None = None, stop: threading.Event | None = None) -> 
     return thread
 
 
-__all__ = ["TRIM_SECONDS", "start", "trim"]
+__all__ = ["TRIM_SECONDS", "start", "tidy", "trim"]

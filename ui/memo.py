@@ -198,13 +198,26 @@ def setting(name: str, default: int) -> int:
     return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else default
 
 
+_UNITS = {"": 1, "b": 1, "kb": 1 << 10, "kib": 1 << 10, "mb": 1 << 20, "mib": 1 << 20, "gb": 1 << 30,
+          "gib": 1 << 30}
+
+
+def byte_size(text) -> int | None:
+    """A size as Streamlit's options write it ("128mb", "1.5GiB", units of 1024; a bare number is bytes) in
+    bytes; None for unset, 0 or anything else."""
+    import re
+
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(text or ""))
+    if not found or found.group(2).lower() not in _UNITS:
+        return None
+    return int(float(found.group(1)) * _UNITS[found.group(2).lower()]) or None
+
+
 def _streamlit_bytes(option: str) -> int | None:
     """A Streamlit byte-size option in force ("256mb" → bytes), None when unset or unreadable."""
     try:
-        from streamlit import byte_util
-
-        return byte_util.config_max_cache_data_size_to_bytes(st.get_option(option))
-    except Exception:  # unset, or another Streamlit: the bound is then not known here
+        return byte_size(st.get_option(option))
+    except Exception:  # another Streamlit without the option: the bound is then not known here
         return None
 
 
@@ -224,9 +237,9 @@ class Bound:
     memos: tuple[str, ...] = ()
 
 
-FIGURE_MB = 0.5
-"""A drawn figure's memory, upper estimate: the largest figure of the shipped data's views (the Ties & precision
-profile, all systems) is ~0.15 MB of JSON, held as plotly objects (~3× that)."""
+FIGURE_MB = 0.1
+"""A drawn figure's memory, upper estimate: the largest figure drawn under 50 users on the shipped data was
+0.013 MB of JSON (64 figures: 0.35–0.4 MB), held as plotly objects (a few times that)."""
 SESSION_MB = 1.0
 """One connected session's own memory, upper estimate: 0.5–0.6 MB measured at 50 and 100 users
 (bench/RESULTS.md § Capacity)."""
@@ -290,7 +303,8 @@ BOUNDS: list[Bound] = [
           ("a precision's label", "a Leaderboard's per-query pointer", "a view's needed rows", "the --data flag",
            "a data folder's last scan", "a metric's boundedness")),
     Bound("sessions kept after their tab closed", "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL", "120", "process",
-          "at most KEPT_SESSIONS for that many seconds (Streamlit's session storage), SESSION_MB each",
+          "at most KEPT_SESSIONS for that many seconds (Streamlit's session storage; ui/heap.py makes it forget "
+          "the expired ones), SESSION_MB each",
           _kept_sessions_mb),
     Bound("a connected session", "—", "—", "session",
           "widgets, URL state and Streamlit's per-session messages: SESSION_MB per connected tab", lambda: SESSION_MB),

@@ -69,3 +69,14 @@ def test_zero_seconds_means_never():
     code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from ui import heap; print(heap.TRIM_SECONDS, heap.start())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.split() == ["0", "None"]
+
+
+def test_a_pass_forgets_expired_sessions_and_collects_them(monkeypatch):
+    from ui import heap, internals
+
+    collected = []
+    monkeypatch.setattr(internals, "drop_expired_sessions", lambda: 3)
+    monkeypatch.setattr(heap.gc, "collect", lambda: collected.append(1))
+    assert heap.tidy() == 3 and collected == [1]
+    monkeypatch.setattr(internals, "drop_expired_sessions", lambda: 0)
+    assert heap.tidy() == 0 and collected == [1]  # nothing went: no collection

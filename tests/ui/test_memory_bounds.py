@@ -63,7 +63,7 @@ def test_the_store_sets_duckdbs_memory_limit(synthetic_dir, monkeypatch):
 
 
 def test_the_answer_budget_is_set_where_every_process_reads_it():
-    from streamlit import byte_util
+    from streamlit import byte_util  # Streamlit's own parser: ui.memo.byte_size must agree with it
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     profile = dict(line.split("=", 1) for line in (ROOT / "deploy" / "production.env").read_text().splitlines()
@@ -71,7 +71,9 @@ def test_the_answer_budget_is_set_where_every_process_reads_it():
     budget = byte_util.config_max_cache_data_size_to_bytes(config["server"]["maxCacheDataSize"])
     assert budget == byte_util.config_max_cache_data_size_to_bytes(profile["STREAMLIT_SERVER_MAX_CACHE_DATA_SIZE"])
     default = next(b for b in memo.BOUNDS if b.setting == "STREAMLIT_SERVER_MAX_CACHE_DATA_SIZE").default
-    assert budget == byte_util.config_max_cache_data_size_to_bytes(default)
+    assert budget == byte_util.config_max_cache_data_size_to_bytes(default) == memo.byte_size(default)
+    for text in ("128mb", "1.5GiB", "512KB", "3gb"):
+        assert memo.byte_size(text) == byte_util.config_max_cache_data_size_to_bytes(text), text
     for bound in memo.BOUNDS:  # the profile writes every default out, as the table says
         if bound.setting in profile:
             assert profile[bound.setting] == bound.default, bound.setting
