@@ -622,6 +622,7 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
                          "runs": len(runs), "kinds": sorted({r.kind for r in results})}
         if mode == "cprofile":
             profs = sorted(probe_dir.glob("run-*.prof"), key=lambda p: int(p.stem.split("-")[1]))[1:]  # not the open
+            profs = [p for p in profs if _readable_profile(p)]  # a run still being dumped (or cut short) is left out
             stats = pstats.Stats(*map(str, profs))
             stats.dump_stats(str(out / "rerun.prof"))
             # one typical rerun: the run of median script-thread CPU among them
@@ -652,6 +653,16 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
     text = "\n".join(head) + "\n\n" + "\n".join(lines)
     (out / "rerun-profile.txt").write_text(text)
     return "\n".join(head)
+
+
+def _readable_profile(path: Path) -> bool:
+    import pstats
+
+    try:
+        pstats.Stats(str(path))
+        return True
+    except (EOFError, ValueError, TypeError, OSError):
+        return False
 
 
 # ---------------------------------------------------------------------------------------- report

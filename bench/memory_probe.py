@@ -1,7 +1,7 @@
 """``streamlit run`` with a memory probe, for ``bench/soak.py --memory-profile``: what a server process holds, on
 request, while it serves.
 
-    python bench/memory_probe.py OUT_DIR [--frames 12] [--no-tracemalloc] -- [-m streamlit] run app.py ...
+    python bench/memory_probe.py OUT_DIR [--frames 12] [--no-tracemalloc] [--count-objects] -- [-m streamlit] run app.py ...
     python bench/memory_probe.py --compare OUT_DIR/a.tracemalloc OUT_DIR/b.tracemalloc [--top 25]
 
 The probe starts ``tracemalloc`` (``--frames`` frames per allocation) before Streamlit and a thread that looks
@@ -16,7 +16,11 @@ for a request file every 0.5 s. Touching ``OUT_DIR/take-LABEL`` makes it write `
   answer caches hold (``st.cache_data``'s pickled values);
 - Streamlit's sessions: connected and kept for a reconnect (``server.disconnectedSessionTTL``);
 - DuckDB's memory per tag (``duckdb_memory()``) of each open store, and Arrow's memory pool;
-- the 25 commonest object types the cycle collector tracks.
+- Python's small-object allocator: its arenas and the bytes in live and free blocks;
+- resident memory by kind of mapping (``/proc/self/smaps``: glibc's heap, Python's 1 MiB arenas, other
+  anonymous memory, libraries);
+- with ``--count-objects``, the 25 commonest object types the cycle collector tracks (``gc.get_objects()``, which
+  can break a script thread building a tuple at that moment: a SystemError in the page, seen twice under load).
 
 ``--compare A B`` prints the allocation sites that grew most from snapshot A to B (``Snapshot.compare_to``,
 grouped by traceback). A tracemalloc'd process runs ~1.5–2x slower: latencies measured under the probe are not
@@ -34,6 +38,10 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
+
+
+COUNT_OBJECTS = False
+"""``--count-objects``: the commonest object types in each snapshot (see :func:`take` for its hazard)."""
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -154,6 +162,62 @@ def duckdb_memory() -> dict:
     return out
 
 
+def resident_by_kind() -> dict:
+    """Resident MB by kind of mapping (``/proc/self/smaps``): glibc's main heap, anonymous mappings of exactly
+    1 MiB (Python's small-object arenas), other anonymous mappings (thread heaps of glibc, DuckDB's and Arrow's
+    allocators, numpy's large arrays), shared libraries and other files."""
+    kinds: dict[str, float] = {}
+    kind = None
+    try:
+        with open("/proc/self/smaps") as handle:
+            for line in handle:
+                first = line.split(None, 5)
+                if "-" in first[0] and len(first) >= 5 and not first[0].endswith(":"):
+                    start, end = (int(x, 16) for x in first[0].split("-"))
+                    path = first[5].strip() if len(first) > 5 else ""
+                    if path == "[heap]":
+                        kind = "glibc main heap"
+                    elif not path:
+                        kind = "anonymous 1 MiB (Python arenas)" if end - start == 1 << 20 else "other anonymous"
+                    elif path.endswith(".so") or ".so." in path:
+                        kind = "shared libraries"
+                    else:
+                        kind = "other (" + path[:12] + ")" if path.startswith("[") else "other files"
+                elif line.startswith("Rss:") and kind is not None:
+                    kinds[kind] = kinds.get(kind, 0.0) + int(line.split()[1]) / 1024
+    except OSError as exc:
+        return {"error": repr(exc)}
+    return {name: round(mb, 1) for name, mb in sorted(kinds.items(), key=lambda kv: -kv[1])}
+
+
+def python_arenas() -> dict:
+    """Python's small-object allocator (``sys._debugmallocstats``, read from a redirected C stderr): its arenas
+    (1 MiB each, returned to the system only when wholly empty), the bytes in live blocks and in free ones."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+") as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        text = sink.read()
+
+    def number(label: str) -> float:
+        found = re.search(rf"{re.escape(label)}\s*=\s*([\d,]+)", text)
+        return int(found.group(1).replace(",", "")) / (1 << 20) if found else float("nan")
+
+    arenas = re.search(r"arenas \* \d+ bytes/arena\s*=\s*([\d,]+)", text)
+    return {"arenas_mb": round(int(arenas.group(1).replace(",", "")) / (1 << 20), 1) if arenas else None,
+            "in_live_blocks_mb": round(number("# bytes in allocated blocks"), 1),
+            "in_free_blocks_mb": round(number("# bytes in available blocks"), 1)}
+
+
 def tracked_types(top: int = 25) -> list:
     histogram: dict[str, int] = {}
     for obj in gc.get_objects():
@@ -177,7 +241,16 @@ def take(out_dir: Path, label: str, trim: bool, libc) -> None:
     record["memos"] = memos()
     record["sessions"] = sessions()
     record["native"] = duckdb_memory()
-    record["tracked_types"] = tracked_types()
+    record["resident_by_kind"] = resident_by_kind()
+    try:
+        record["python_arenas"] = python_arenas()
+    except Exception as exc:
+        record["python_arenas"] = repr(exc)[:120]
+    if COUNT_OBJECTS:
+        # gc.get_objects() hands out references to objects under construction: a tuple being resized on a
+        # script thread then fails with "SystemError: bad argument to internal function" (seen twice under
+        # load): only on request
+        record["tracked_types"] = tracked_types()
     if trim and libc is not None:
         gc.collect()
         libc.malloc_trim(0)
@@ -221,6 +294,8 @@ def main(argv: list[str]) -> None:
     own, streamlit_args = argv[:cut], argv[cut + 1:]
     if streamlit_args[:2] == ["-m", "streamlit"]:  # as deploy/serve.sh calls its $TIEBREAK_PYTHON
         streamlit_args = streamlit_args[2:]
+    global COUNT_OBJECTS
+    COUNT_OBJECTS = "--count-objects" in own
     out_dir = Path(own[0])
     out_dir.mkdir(parents=True, exist_ok=True)
     if "--no-tracemalloc" not in own:
