@@ -424,13 +424,8 @@ def direct_urls(target: load_ws.Target) -> list[str]:
 
 
 def calibrate() -> float:
-    """bench/bench_app.py's calibration: a 10M-step Python loop, seconds (the machine's speed now)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tiebreak_bench_app", HERE / "bench_app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.cpu_calibration()
+    """bench/bench_app.py's calibration (a 10M-step Python loop, seconds): :func:`load_ws.calibrate`."""
+    return load_ws.calibrate()
 
 
 if __name__ == "__main__":
