@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from ws_session import Session  # noqa: E402
 
-DELAY_SECONDS = 20
+DELAY_SECONDS = 30
 """A new file is on every process's pages within this: the data folder is checked every 2 s
 (ui/data.py RESCAN_SECONDS), then reloaded (~1–3 s of CPU on the shipped data); generous for a shared machine."""
 BOARD = "bench=rar-b&setting=mcr&metric=p%401&instr=without&prec=fp32"
