@@ -182,6 +182,9 @@ def _list_lru(name: str, where: str, key: str, module: str, function: str) -> No
            size=lambda: found().cache_info().currsize)
 
 
+_list_lru("the tasks lens's resamples", "evalcore/uncertainty/intervals.py",
+          "the number of tasks (every distinct resample of up to 10 tasks, else 20,000 seeded draws); the last 4",
+          "evalcore.uncertainty.intervals", "resamples")
 _list_lru("a metric's boundedness", "evalcore/store/catalogue.py",
           "the metric name (whether its values lie in [0, 1]); at most 256", "evalcore.store.catalogue", "_bounded")
 listed("a per-query file's sums", "evalcore/store/derived.py", "disk",
@@ -246,6 +249,9 @@ SESSION_MB = 1.0
 UPLOAD_MB_PER_MILLION_ROWS = 60.0
 """A visitor's evaluated run, per million rows of the run: its per-query rows (Arrow), the overlay store and the
 answers over it (upper estimate)."""
+RESAMPLES_MB = 8.2
+"""One table of the tasks lens's resamples, at most up to 50 tasks: 92,378 distinct resamples × 10 tasks at 10
+tasks (7.4 MB of counts, 0.7 MB of probabilities), 20,000 draws × (tasks + 1) float64 above (8.2 MB at 50)."""
 SMALL_MEMOS_MB = 8.0
 """The memos bounded by count with small values: labels, pointers, the --data flag, scans, needed rows,
 boundedness (upper estimate at their counts)."""
@@ -293,6 +299,9 @@ BOUNDS: list[Bound] = [
     Bound("DuckDB: the loaded tables and every query's memory", "TIEBREAK_DUCKDB_MEMORY_MB", "512", "process",
           "DuckDB's memory_limit (MB) on the store's connection (evalcore/store/catalogue.py); the shipped data's "
           "tables take ~18 MB of it", _duckdb_mb, ("the store of a data folder",)),
+    Bound("the tasks lens's resample tables", "—", "4", "process",
+          "the last 4 task counts' tables (evalcore/uncertainty/intervals.py), RESAMPLES_MB each at most",
+          lambda: 4 * RESAMPLES_MB, ("the tasks lens's resamples",)),
     Bound("Streamlit's static files", "TIEBREAK_STATIC_CACHE_MB", "48", "process",
           "ui/static_assets.py stops keeping files past this many MB",
           lambda: STATIC_CACHE_BYTES() / (1 << 20), ("Streamlit's static files",)),
