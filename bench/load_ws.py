@@ -29,7 +29,9 @@ Per number of users N, on a fresh server stack (so no step inherits the previous
    in the process-wide caches), server CPU in the window (app processes; per action = CPU seconds / actions
    served; the main thread's share apart), nginx CPU, the client's own CPU, the cores every other process on
    the machine kept busy meanwhile (other users' work: the server may have waited for a core), sessions per
-   process (Streamlit's ``/_stcore/metrics``), and the 1-minute load average at the window's start and end.
+   process (Streamlit's ``/_stcore/metrics``), the 1-minute load average at the window's start and end, and
+   the machine's calibration (bench/bench_app.py's 10M-step loop) taken before the step, with the server CPU
+   per action divided by it (comparable across machines).
 
 The served code is this working tree (say so: other work in it is measured too), ``--checkout DIR`` another
 one, or ``--rev REV`` a commit exported with ``git archive`` (what the figures in bench/RESULTS.md use), each
@@ -176,7 +178,11 @@ def start_stack(data_dir: Path, work: Path, processes: int, app_dir: Path = ROOT
     proxy_stack = _proxy_stack(app_dir)
     if proxy_stack.nginx_binary() is None:
         raise RuntimeError("nginx not found (apt-get install nginx, or bash scripts/install-dev.sh); or use --direct")
-    stack = proxy_stack.start(work, data_dir, processes=processes)
+    return target_of(proxy_stack, proxy_stack.start(work, data_dir, processes=processes), processes)
+
+
+def target_of(proxy_stack, stack, processes: int) -> Target:
+    """The :class:`Target` of a running ``proxy_stack`` stack (closing it lets its read-only data copy go)."""
 
     def close() -> None:
         stack.close()
@@ -618,6 +624,7 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
                          "runs": len(runs), "kinds": sorted({r.kind for r in results})}
         if mode == "cprofile":
             profs = sorted(probe_dir.glob("run-*.prof"), key=lambda p: int(p.stem.split("-")[1]))[1:]  # not the open
+            profs = [p for p in profs if _readable_profile(p)]  # a run still being dumped (or cut short) is left out
             stats = pstats.Stats(*map(str, profs))
             stats.dump_stats(str(out / "rerun.prof"))
             # one typical rerun: the run of median script-thread CPU among them
@@ -650,6 +657,26 @@ def profile_reruns(data_dir: Path, work: Path, out: Path, actions: int, seed: in
     return "\n".join(head)
 
 
+def _readable_profile(path: Path) -> bool:
+    import pstats
+
+    try:
+        pstats.Stats(str(path))
+        return True
+    except (EOFError, ValueError, TypeError, OSError):
+        return False
+
+
+def calibrate() -> float:
+    """bench/bench_app.py's calibration: seconds of a 10M-step Python loop (this machine's speed now; ~0.25 s on
+    the fast 2-core machine). CPU per action is comparable across machines divided by it."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.perf_counter() - started
+
+
 # ---------------------------------------------------------------------------------------- report
 COLUMNS = [("N", "sessions"), ("target", "target"), ("actions served", "actions_served"),
            ("actions/s", "actions_per_s"),
@@ -659,7 +686,8 @@ COLUMNS = [("N", "sessions"), ("target", "target"), ("actions served", "actions_
            ("RSS before → end MB", None), ("MB/session at open", "rss_open_per_session_mb"),
            ("MB/session at end", "rss_per_session_mb"), ("client CPU s", "client_cpu_s"),
            ("other processes' cores", "others_cores"), ("sessions/process", "sessions_per_process"),
-           ("load avg", "load_avg_1min")]
+           ("load avg", "load_avg_1min"), ("calibration s", "calibration_s"),
+           ("CPU/action ÷ calibration", "cpu_per_action_over_calibration")]
 
 
 def markdown(rows: list[dict]) -> str:
@@ -745,8 +773,12 @@ def main(argv: list[str] | None = None) -> int:
                                                       args.warmup_actions, args.seed, args.timeout))
                     if warm_errors:
                         print(f"warm-up errors: {warm_errors[:5]}", flush=True)
+                calibration = calibrate()
                 step = asyncio.run(run_step(target, count, args.duration, think, args.seed, args.timeout, args.ramp))
                 row = step.summary()
+                row["calibration_s"] = round(calibration, 2)
+                row["cpu_per_action_over_calibration"] = (round(row["server_cpu_ms_per_action"] / 1000 / calibration, 3)
+                                                          if row["server_cpu_ms_per_action"] else None)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
             finally:

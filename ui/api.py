@@ -248,6 +248,7 @@ def answer(request: Request) -> Response:
     if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
         return error(request, 400, [f"The query is longer than {MAX_QUERY_BYTES:,} bytes."])
     from ui import api_answers  # on the first request: the server starts without the data API
+    from ui.data import DataChanged
 
     try:
         question = api_answers.question(request.path_params["endpoint"], request.query_params.multi_items())
@@ -260,6 +261,9 @@ def answer(request: Request) -> Response:
         return error(request, refusal.status, refusal.notices, refusal.refused)
     except gate.Busy as refusal:
         return busy(request, refusal)
+    except DataChanged:  # new files arrived mid-answer: asked again in a moment, it is answered from them
+        return busy(request, gate.Busy(request.url.path, "the data changed while answering", 1,
+                                       gate.GATE.running, gate.GATE.waiting))
     except MemoryError:  # outside the gate's computations: as busy, never a 500
         LOG.warning("API %s: out of memory", request.url.path)
         return busy(request, gate.Busy(request.url.path, "out of memory", gate.GATE.retry_after(),

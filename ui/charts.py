@@ -29,10 +29,11 @@ def draw(figure, where=None) -> None:
     drawing.into(where).plotly_chart(figure, width="stretch", config={"displaylogo": False})
 
 
-REMEMBERED_FIGURES = 64
+REMEMBERED_FIGURES = memo.FIGURES()
 _figures = memo.Lru("a drawn figure", "ui/charts.py",
                     "what the view names as the figure's key: the data snapshot, condition, systems and control "
-                    "values (none for a session's own uploaded run); the last 64", REMEMBERED_FIGURES)
+                    "values (none for a session's own uploaded run); the last TIEBREAK_FIGURES (64)",
+                    REMEMBERED_FIGURES)
 
 
 def draw_remembered(key: Hashable | None, build: Callable[[], object], where=None) -> None:

@@ -175,12 +175,43 @@ _FILE_ANSWERS = memo.answers(
     max_entries=512, ttl=3600, hash_funcs=KEY_OF)
 
 
+class DataChanged(RuntimeError):
+    """The data folder was reloaded after the snapshot a question was asked about was taken: the answer would
+    mix the new files into a page drawn from the old ones (or be kept under the old snapshot's key). The frame
+    (``ui/navigation.py``) draws the whole page again from a new snapshot."""
+
+
+def _current(arguments: dict) -> None:
+    """Raise :class:`DataChanged` when a snapshot among ``arguments`` is not what its folder's store serves."""
+    for value in arguments.values():
+        if isinstance(value, Snapshot) and value.fingerprint \
+                and _store(str(value.data_dir)).loaded_fingerprint != value.fingerprint:
+            raise DataChanged(f"{value.data_dir} was reloaded since this page's snapshot")
+
+
+def _of_its_snapshot(compute: Callable[P, R]) -> Callable[P, R]:
+    """``compute``, answering only from the files of the snapshot it is asked about: checked before and after
+    (a reload during the computation would have mixed files into it), :class:`DataChanged` otherwise (never
+    cached)."""
+
+    @functools.wraps(compute)
+    def checked(**arguments):
+        _current(arguments)
+        answer = compute(**arguments)
+        _current(arguments)
+        return answer
+
+    return checked
+
+
 def _question(compute: Callable[P, R], kept=_ANSWERS) -> Callable[P, R]:
     """One question, its answers kept by ``kept`` (:func:`ui.memo.answers`). The cache key is every argument by
     name, in the signature's order, defaults filled in (lists and sets as tuples): however a page spells the
-    call, the same question finds the same answer."""
-    cached = kept(compute)
+    call, the same question finds the same answer. An answer is computed only from its snapshot's files
+    (:class:`DataChanged` otherwise)."""
     signature = inspect.signature(compute)
+    compute = _of_its_snapshot(compute)
+    cached = kept(compute)
 
     @functools.wraps(compute)
     def ask(*args: P.args, **kwargs: P.kwargs) -> R:

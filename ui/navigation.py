@@ -72,6 +72,11 @@ GLOSSARY = GLOSSARY_PATH
 """The Glossary's URL path: a page of the frame after :data:`PAGES` (definitions, no data of its own)."""
 
 
+REDRAWS = 3
+"""How many times in a row a page is drawn again because the data changed while it was drawn."""
+_REDRAWN = "_tiebreak_redrawn"
+
+
 def run() -> None:
     """One script run: navigation, then the chosen page inside the frame."""
     from ui import data, drawing, hints, state, upload
@@ -93,9 +98,19 @@ def run() -> None:
         with drawing.recording() as drawn:  # what the page draws, for its snapshot (ui/drawing.py)
             page.run()
         st.session_state.pop(_BUSY_TRIES, None)
+        st.session_state.pop(_REDRAWN, None)
     except gate.Busy as busy:  # too many expensive computations at once in this process: wait, then again
         if _retry_when_busy(busy):
             st.rerun()
+    except data.DataChanged:  # new files arrived while the page was drawn: all of it again, from them
+        redrawn = st.session_state.get(_REDRAWN, 0)
+        if redrawn < REDRAWS:
+            st.session_state[_REDRAWN] = redrawn + 1
+            LOG.info("data changed while /%s was drawn; drawing it again", page.url_path)
+            st.rerun()
+        st.session_state.pop(_REDRAWN, None)
+        drawing.warning("The data changed while this view was drawn, several times in a row; reload the page "
+                        "to see it from the current files.")
     except Exception:  # a visitor never sees a traceback; the server log has it
         incident = uuid.uuid4().hex[:8]
         LOG.exception("page /%s failed (incident %s)", page.url_path, incident)

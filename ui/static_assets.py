@@ -29,7 +29,7 @@ from pathlib import Path
 from ui import internals, memo
 
 LOG = logging.getLogger("tiebreak.app")
-CACHE_BYTES = 48 * 1024 * 1024
+CACHE_BYTES = memo.STATIC_CACHE_BYTES()
 """At most this many bytes of files per process (a first visit and every view's elements: ~10 MB; Streamlit's
 whole folder: 26 MB)."""
 _NAME = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
@@ -81,7 +81,8 @@ def _forget_files() -> None:
 
 
 memo.listed("Streamlit's static files", "ui/static_assets.py", "process",
-            "the file's path under Streamlit's static folder (content-hashed names); at most 48 MB",
+            "the file's path under Streamlit's static folder (content-hashed names); at most "
+            "TIEBREAK_STATIC_CACHE_MB (48 MB)",
             clear=_forget_files, size=lambda: sum(len(middleware.files) for middleware in list(_MIDDLEWARES)))
 
 

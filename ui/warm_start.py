@@ -30,6 +30,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from ui import heap
+
 LOG = logging.getLogger("tiebreak.app")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -137,6 +139,7 @@ async def lifespan(_app: Any) -> AsyncIterator[None]:
     """``st.App`` lifespan: the server log, then the warm-up in a thread without delaying the server."""
     log_to_server_output()
     threading.Thread(target=warm_default_view, name="tiebreak-warm-start", daemon=True).start()
+    heap.start()  # freed memory back to the system every TIEBREAK_TRIM_SECONDS
     yield
 
 

@@ -55,6 +55,21 @@ def data_dir(chosen: str | Path | None = None, *, default: str | Path = "data", 
 
 
 # -- finding and classifying files ------------------------------------------------------------------------
+
+DUCKDB_MEMORY_ENV = "TIEBREAK_DUCKDB_MEMORY_MB"
+DUCKDB_MEMORY_MB = 512
+"""DuckDB's memory limit for a store's connection (its loaded tables and every query's working memory), MB:
+``$TIEBREAK_DUCKDB_MEMORY_MB``, else this. DuckDB's own default is 80 % of the machine's memory, per process;
+the shipped data's tables take ~18 MB."""
+
+
+def duckdb_memory_limit_bytes(environ: dict | None = None) -> int:
+    """The memory limit a store sets on its DuckDB connection, bytes (see :data:`DUCKDB_MEMORY_MB`)."""
+    text = (os.environ if environ is None else environ).get(DUCKDB_MEMORY_ENV, "").strip()
+    megabytes = int(text) if text.isascii() and text.isdigit() and int(text) > 0 else DUCKDB_MEMORY_MB
+    return megabytes << 20
+
+
 def walk_parquet(root: Path, *, runs: bool) -> tuple[list[Path], list[SkippedFile]]:
     """(sorted parquet files under ``root``: results only (runs=False) or only under ``root/runs``; the
     folders that could not be listed). Symlinked folders are not followed (as ``Path.rglob``)."""
@@ -539,7 +554,7 @@ class Catalogue:
                     by_kind[kind].append(path)
                 elif not _vanished(path):  # a file removed since it was listed is simply not there
                     skipped.append(SkippedFile(str(path), reason))
-            conn = duckdb.connect(":memory:")
+            conn = duckdb.connect(":memory:", config={"memory_limit": f"{duckdb_memory_limit_bytes() >> 20}MiB"})
             try:  # footers of the per-query files are re-read by every per-query query otherwise
                 conn.execute("SET parquet_metadata_cache = true")
             except duckdb.Error:  # pragma: no cover - parquet extension not loadable

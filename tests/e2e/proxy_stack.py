@@ -132,8 +132,11 @@ class Stack:
         self.procs.clear()
 
 
-def start(tmp: Path, data_source: Path, processes: int = 2, site: Path = SITE) -> Stack:
-    """Copy ``data_source`` to a folder nobody may write, start ``processes`` app processes and nginx."""
+def start(tmp: Path, data_source: Path, processes: int = 2, site: Path = SITE, python: str = sys.executable,
+          env_extra: dict | None = None) -> Stack:
+    """Copy ``data_source`` to a folder nobody may write, start ``processes`` app processes and nginx.
+    ``python``: the interpreter deploy/serve.sh runs (``$TIEBREAK_PYTHON``; a benchmark's probe wrapper);
+    ``env_extra``: variables added to the app processes' environment."""
     nginx = nginx_binary()
     data_dir = tmp / "data"
     shutil.copytree(data_source, data_dir)
@@ -148,9 +151,10 @@ def start(tmp: Path, data_source: Path, processes: int = 2, site: Path = SITE) -
                   data_before=tree_state(data_dir))
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
-        env.update(TIEBREAK_DATA=str(data_dir), TIEBREAK_CACHE=str(stack.cache_dir), TIEBREAK_PYTHON=sys.executable)
         for name in ("TIEBREAK_PROFILE", "TIEBREAK_CACHE_SKIP"):  # the profile as shipped, every cache on
             env.pop(name, None)
+        env.update(env_extra or {})
+        env.update(TIEBREAK_DATA=str(data_dir), TIEBREAK_CACHE=str(stack.cache_dir), TIEBREAK_PYTHON=python)
         for app_port, log in zip(stack.app_ports, stack.app_logs):
             stack.procs.append(subprocess.Popen(["sh", str(SERVE), str(app_port)], cwd=tmp, env=env,
                                                 stdout=open(log, "w"), stderr=subprocess.STDOUT))

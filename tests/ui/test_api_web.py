@@ -232,6 +232,15 @@ def test_busy_is_503_with_retry_after(client, monkeypatch):
     response = client.get(BOARD)
     assert response.status_code == 503 and int(response.headers["retry-after"]) >= 1
 
+    def data_changed(question):  # new files arrived mid-answer (ui.data.DataChanged): ask again, not a 500
+        from ui.data import DataChanged
+
+        raise DataChanged("reloaded")
+
+    monkeypatch.setitem(api_answers.ANSWERS, "leaderboard", data_changed)
+    response = client.get(BOARD)
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"
+
 
 # ------------------------------------------------------------------------------------ the link's keys
 def test_the_endpoints_take_the_link_keys_of_the_state_table():

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ui import internals
 
-USES = ("answer_styler_rendering", "streamlit_static_folder", "starlette_etag")
+USES = ("answer_styler_rendering", "streamlit_static_folder", "starlette_etag", "drop_expired_sessions")
 
 
 def test_every_use_names_the_versions_it_was_written_for_and_has_a_test_here():
@@ -66,3 +66,26 @@ def test_starlette_etag_is_the_one_starlettes_file_response_sends(tmp_path):
     info = os.stat(path)
     response = FileResponse(path, stat_result=info)
     assert response.headers["etag"] == internals.starlette_etag(info.st_mtime, info.st_size)
+
+
+def test_drop_expired_sessions_forgets_what_streamlits_store_keeps_until_asked(monkeypatch):
+    """Streamlit's store of closed tabs' sessions keeps an expired session until a write or a length query; the
+    function asks, and the expired ones are gone (a live one stays)."""
+    import types
+
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+    from streamlit.runtime.session_manager import SessionInfo
+
+    now = [1000.0]
+    storage = MemorySessionStorage(maxsize=8, ttl_seconds=120)
+    monkeypatch.setattr(storage._cache, "_timer", lambda: now[0])
+    for name in ("a", "b"):
+        storage.save(SessionInfo(client=None, session=types.SimpleNamespace(id=name)))
+    now[0] += 60
+    storage.save(SessionInfo(client=None, session=types.SimpleNamespace(id="c")))
+    now[0] += 90  # a and b expired, c not
+    assert storage.get("a") is None and len(storage._cache._data) == 3  # expired, but still held
+    assert internals.drop_expired_sessions(storage) == 2
+    assert list(storage._cache._data) == ["c"]
+    assert internals.drop_expired_sessions(storage) == 0
+    assert internals.drop_expired_sessions() is None  # no running server here
