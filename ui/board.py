@@ -246,6 +246,7 @@ def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries"
         }
 
     second = "tasks" if lens == "queries" else "queries"
+    other = "mean" if agg == "G" else "G"
     config = {
         "rank": number("#", 0, width=rank_width, pinned=True, help=tip(
             "rank", before=f"The order of {agg}'s point values (competition rank: 1, 2, 2, 4).")),
@@ -258,8 +259,9 @@ def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries"
         f"{agg}_min": number(f"{agg} min", help=tip("tie-range")),
         f"{agg}_max": number(f"{agg} max", help=tip("tie-range")),
         f"{agg}_expected": number(f"{agg} expected", help=tip("expected")),
-        "mean": number("Mean", help=tip("mean")),
-        "G": number("G", help=tip("g")),
+        # the other aggregate's column ("Show mean" / "Show G"): keyed by it alone, so that it cannot replace the
+        # score column's width and tooltip
+        other: number("Mean" if other == "mean" else "G", help=tip(other.lower())),
         # half points only where a task has tied scores: "723", not "723.0", when every total is whole
         "borda": number("Borda", 1 if (board.ranked.get("borda", pd.Series(dtype=float)) % 1 != 0).any() else 0,
                         help=tip("borda")),
