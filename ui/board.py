@@ -222,6 +222,12 @@ def rows_key(systems: Sequence[str]) -> str:
     return hashlib.blake2b("\x1f".join(systems).encode(), digest_size=6).hexdigest()
 
 
+def ranks_header(name: str, lens: str) -> str:
+    """The header of lens ``name``'s rank-range column when the lens control shows ``lens``: "Ranks" for the
+    shown lens, "Ranks (on new tasks like these)" for the other."""
+    return "Ranks" if name == lens else f"Ranks ({QUESTIONS[name]})"
+
+
 def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries") -> dict:
     """Labels, formats and glossary tooltips of :func:`table`'s columns; the first five columns' widths are
     :data:`PHONE_WIDTHS` on a phone, else :data:`SCREEN_WIDTHS`."""
@@ -236,7 +242,7 @@ def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries"
         words = QUESTIONS[name]
         return {
             f"{name}_ranks": st.column_config.TextColumn(
-                "Ranks" if first else f"Ranks ({words})", width=range_width if first else None, pinned=first,
+                ranks_header(name, lens), width=range_width if first else None, pinned=first,
                 help=tip("rank-range", key, before=f"The ranks this row can take {words}, at {level} ({kind})."
                          + (" The lens control above picks the question." if first else ""))),
             f"{name}_interval": st.column_config.TextColumn(
