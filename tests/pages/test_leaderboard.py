@@ -330,6 +330,26 @@ def test_policy_swaps_and_precision_kinds_are_said_on_the_shipped_pooled_board(o
     assert set(at.dataframe[0].value["precision_kind"].dropna()) == {"inference", "native"}
 
 
+def test_the_ties_notice_names_the_column_whose_ranges_start_that_high(open_url):
+    """Ties alone lift BM25 and the constant scorer to #1 on these tasks: the notice names the table's column of
+    those ranges by its header — "Ranks" when the lens control shows these tasks, the other header when it shows
+    new tasks like these (whose "Ranks" for the constant scorer read 7–8)."""
+    import json
+
+    for lens in ("queries", "tasks"):
+        at = open_url(SHIPPED, params={**POOLED, "lens": lens})
+        assert_clean(at)
+        notice = next(w for w in texts(at, "warning") if w.startswith("Ties alone"))
+        named = re.search(r"\*\*([^*]+)\*\* start that high", notice).group(1)
+        grid = at.dataframe[0]
+        labels = {spec.get("label"): name for name, spec in json.loads(grid.proto.columns).items()}
+        column = labels[named]
+        table = grid.value.set_index("system")
+        for system in ("tiebreak-run/bm25s", "tiebreak-run/constant"):
+            assert system in notice and re.match(r"1(–|$)", table.at[system, column]), (lens, column, system)
+        assert column == "queries_ranks", "the ranges that count ties against a claim"
+
+
 def test_provenance_names_repository_commit_and_snapshot(open_url):
     at = open_url(SHIPPED)
     caption = " ".join(texts(at, "caption"))
