@@ -495,6 +495,30 @@ def test_the_size_chart_accounts_for_every_ranked_system(open_url):
     assert all(f"**{i}** {name}" in key.replace("\\", "") for i, name in enumerate(front["customdata"], start=1))
 
 
+def test_the_size_charts_front_is_what_the_lens_tells_apart(open_url):
+    """The Pareto front of "Performance vs model size" holds the sized systems that no system of no larger size is
+    surely above through the shown lens (the store's decisions, checked pair by pair here): on these tasks fewer
+    systems survive than on new tasks like these, where little is told apart."""
+    import json
+
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None))
+    sizes = Store(SHIPPED).systems(benchmark="rar-b").drop_duplicates("system").set_index("system")["n_parameters"]
+    names = board.ranked["system"].tolist()
+    sized = [s for s in names if pd.notna(sizes.get(s)) and sizes.get(s) > 0]
+    fronts = {}
+    for lens in ("queries", "tasks"):
+        at = open_url(SHIPPED, params={"chart": "size", "lens": lens})
+        assert_clean(at)
+        figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+        shown = set(figure["data"][1]["customdata"])
+        above = board.lens(lens).surely_above
+        expected = {s for s in sized if not any(
+            above[names.index(s), names.index(t)] for t in sized if t != s and sizes[t] <= sizes[s])}
+        assert shown == expected, (lens, sorted(shown ^ expected))
+        fronts[lens] = shown
+    assert len(fronts["queries"]) < len(fronts["tasks"])
+
+
 def test_exports_list_the_rows_in_the_pages_order(open_url):
     """Under 'Borda count' order the page's rows are in Borda order; the CSV and LaTeX were in mean order and
     the LaTeX had no Borda column (R2MED, reported from a browser)."""

@@ -64,7 +64,7 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("key", ["bench", "metric", "setting", "instr", "prec", "ties", "q", "family",
-                                 "size_min", "open", "sort", "mean", "lens", "ranks"])
+                                 "size_min", "open", "sort", "mean", "lens", "ranks", "level"])
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_hostile_values_are_dropped_with_a_notice(open_url, synthetic_dir, key, kind):
     value = HOSTILE[kind]
