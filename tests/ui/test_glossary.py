@@ -39,7 +39,8 @@ def test_the_worked_examples_are_the_shipped_boards_numbers():
     """The lenses' worked examples (RAR-b, full, nDCG@10: F2LLM-v2-14B against gte-Qwen2-7B-instruct) quote the
     shipped board: both G values, the gap on these tasks in standard errors (recomputed here from the query
     counts and the Bhatia–Davis bound with an Agresti–Coull mean, no covariance), the range of query counts, the
-    paired t over tasks and its one-sided p (scipy), and both rank ranges (the store's)."""
+    paired t over tasks and its two-sided p (scipy's, and the store's adjacent test), and both rank ranges (the
+    store's)."""
     import json
     import math
     from pathlib import Path
@@ -72,16 +73,16 @@ def test_the_worked_examples_are_the_shipped_boards_numbers():
     assert "F2LLM-v2-14B's rank range is 1." in these
     pair = board.lens("queries").adjacent.set_index("system_1").loc[a]
     assert pair["system_2"] == b and pair["differ"], "neighbours on the board, and they differ on these tasks"
-
-    t = stats.ttest_rel(np.log(xa), np.log(xb), alternative="greater")
+    pair = board.lens("tasks").adjacent.set_index("system_1").loc[a]
+    assert pair["system_2"] == b and not pair["differ"], "not told apart on new tasks"
+    t = stats.ttest_rel(np.log(xa), np.log(xb))
     assert f"{t.statistic:.1f} standard errors of a paired t over the {len(n)} tasks" in new
-    assert f"one-sided p = {t.pvalue:.3f}" in new
+    assert f"two-sided p = {t.pvalue:.3f}" in new
+    assert pair["p_value"] == pytest.approx(t.pvalue, abs=1e-9), "the store's test is scipy's"
     d = np.log(xa) - np.log(xb)
     assert (d > 0).any() and (d < 0).any(), "they lead each other on different tasks"
     ranges = [f"{int(rows.at[s, 'tasks_rank_lo'])}–{int(rows.at[s, 'tasks_rank_hi'])}" for s in (a, b)]
     assert f"their rank ranges are {ranges[0]} and {ranges[1]}" in new
-    pair = board.lens("tasks").adjacent.set_index("system_1").loc[a]
-    assert pair["system_2"] == b and not pair["differ"], "not told apart on new tasks"
 
 
 def test_the_two_papers_are_cited_where_their_ideas_are_defined():
