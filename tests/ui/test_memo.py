@@ -34,6 +34,7 @@ def _fill_every_memo(synthetic_dir: Path, tmp_path: Path, monkeypatch) -> list:
     """Use each registered memo once, as the dashboard does; returns what must stay alive meanwhile (the
     static-files middleware, which the registry holds weakly, as the server holds it)."""
     from evalcore.store import catalogue
+    from evalcore.uncertainty import intervals
     from ui import board, charts, data, sidebar, static_assets, upload
 
     data.data_dir_from(["--data", str(synthetic_dir)], {})
@@ -60,6 +61,7 @@ def _fill_every_memo(synthetic_dir: Path, tmp_path: Path, monkeypatch) -> list:
     monkeypatch.setattr(upload, "_session", lambda: session)
     upload.remember(("a question",), lambda: 1)
     catalogue._bounded("ndcg@10")
+    intervals.resamples(3)
     return [middleware]
 
 
