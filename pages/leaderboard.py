@@ -75,7 +75,7 @@ def render() -> None:
     else:
         _headline(board, lens)
         _table(board, order, show_other, show_borda, view, kinds, common, lens)
-        _below_table(board, order, pointer, view, kinds, g_shown=board.ranked_by == "G" or show_other)
+        _below_table(board, order, pointer, view, kinds, lens, g_shown=board.ranked_by == "G" or show_other)
         chart = state.select("chart", "Chart", list(boards.CHARTS), "intervals", widget="radio",
                              format_func=boards.CHARTS.get, always=False, help="Drawn below the table.")
         if chart == "intervals":
@@ -138,20 +138,21 @@ def _pointer_line(board, pointer: boards.Pointer, with_data: int) -> None:
                         f"{boards.TASK_LEVEL_ONLY} (no tie range; on these tasks bounded by each task's query count).")
 
 
-def _below_table(board, order: str, pointer: boards.Pointer, view, kinds, g_shown: bool) -> None:
+def _below_table(board, order: str, pointer: boards.Pointer, view, kinds, lens: str, g_shown: bool) -> None:
     """Under the table: what ranks and how, where per-query results are, then the board's notices."""
     with_data = int(board.ranked["has_query_data"].sum())
     drawing.caption(boards.ranking_line(board, view.cond.benchmark, order) + f" · with per-query results: "
                     f"{with_data} of {len(board.ranked)}")
     _pointer_line(board, pointer, with_data)
-    _notices(board, view, kinds, g_shown)
+    _notices(board, view, kinds, lens, g_shown)
 
 
-def _notices(board, view, kinds, g_shown: bool = True) -> None:
+def _notices(board, view, kinds, lens: str, g_shown: bool = True) -> None:
     swaps = notices.swaps_line(board)
     if swaps:
         drawing.warning(swaps, icon=":material/swap_vert:")
-    lifted = notices.lifted_line(boards.lifted_by_ties(board), board.ranked_by)
+    lifted = notices.lifted_line(boards.lifted_by_ties(board), board.ranked_by,
+                                 column=boards.ranks_header("queries", lens))  # the ranges that count ties
     if lifted:
         drawing.warning(lifted, icon=":material/unfold_more:")
     line = notices.kinds_line(kinds, view.cond, board.ranked["system"])

@@ -23,7 +23,8 @@ def cli_board(data_dir: Path, args: list[str]) -> dict:
 def cli_args(params: dict) -> list[str]:
     """The CLI's flags for a view link's parameters (the dashboard's URL keys are the CLI's, docs/api.md)."""
     flags = {"bench": "--benchmark", "metric": "--metric", "setting": "--setting", "instr": "--instruction",
-             "prec": "--precision", "ties": "--tie-policy", "level": "--level", "ranks": "--ranks", "lens": "--lens"}
+             "prec": "--precision", "ties": "--tie-policy", "level": "--level", "ranks": "--ranks",
+             "lens": "--lens"}
     params = {"bench": "rar-b", **params}  # the page's first benchmark; the CLI has no default
     args = [part for key, flag in flags.items() if key in params for part in (flag, params[key])]
     if params.get("common") == "1":
@@ -51,28 +52,30 @@ def assert_same_board(answer: dict, cli: dict) -> None:
         assert set(mine) == set(theirs), mine["system"]
         wrong = {k: (mine[k], theirs[k]) for k in theirs if not close(mine[k], theirs[k])}
         assert not wrong, (mine["system"], wrong)
-    if cli["uncertainty"] is None:
-        assert answer["uncertainty"] is None
+    assert_same_uncertainty(answer["uncertainty"], cli["uncertainty"])
+
+
+def _same_record(mine: dict | None, theirs: dict | None) -> bool:
+    if mine is None or theirs is None:
+        return mine is None and theirs is None
+    return set(mine) == set(theirs) and all(close(mine[k], theirs[k]) for k in theirs)
+
+
+def assert_same_uncertainty(answer: dict | None, cli: dict | None) -> None:
+    """Both lenses' records: the level and kind, each lens' counts, adjacent tests, who could be #1 and, when
+    no pair differs, the strongest pair against Holm's threshold."""
+    if cli is None:
+        assert answer is None
         return
-    for key in ("level", "ranks"):
-        assert answer["uncertainty"][key] == cli["uncertainty"][key], key
-    assert list(answer["uncertainty"]["lenses"]) == list(cli["uncertainty"]["lenses"])
-    for name, lens in cli["uncertainty"]["lenses"].items():
-        mine = answer["uncertainty"]["lenses"][name]
-        for key in ("available", "reason", "n_adjacent_differ", "n_adjacent", "n_tested", "could_be_first", "n_tiers"):
-            assert mine.get(key) == lens.get(key), (name, key)
-    assert_close(answer["uncertainty"], cli["uncertainty"], "uncertainty")  # every test and set, to 6 decimals
-
-
-def assert_close(mine, theirs, where: str) -> None:
-    """``mine`` has ``theirs``' structure, and each of its values is :func:`close` to the CLI's."""
-    if isinstance(theirs, dict):
-        assert isinstance(mine, dict) and set(mine) == set(theirs), (where, mine, theirs)
-        for key in theirs:
-            assert_close(mine[key], theirs[key], f"{where}.{key}")
-    elif isinstance(theirs, list):
-        assert isinstance(mine, list) and len(mine) == len(theirs), where
-        for i, (a, b) in enumerate(zip(mine, theirs)):
-            assert_close(a, b, f"{where}[{i}]")
-    else:
-        assert close(mine, theirs), (where, mine, theirs)
+    assert (answer["level"], answer["ranks"]) == (cli["level"], cli["ranks"])
+    assert list(answer["lenses"]) == list(cli["lenses"]) and set(cli["lenses"]) == {"queries", "tasks"}
+    for name, theirs in cli["lenses"].items():
+        mine = answer["lenses"][name]
+        assert set(mine) == set(theirs), name
+        for key in ("question", "available", "reason", "n_adjacent_differ", "n_adjacent", "n_tested", "test",
+                    "could_be_first", "n_tiers"):
+            assert mine[key] == theirs[key], (name, key)
+        assert len(mine["adjacent"] or []) == len(theirs["adjacent"] or [])
+        for pair, other in zip(mine["adjacent"] or [], theirs["adjacent"] or []):
+            assert _same_record(pair, other), (name, pair, other)
+        assert _same_record(mine["strongest_when_none_differ"], theirs["strongest_when_none_differ"]), name

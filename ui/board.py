@@ -222,6 +222,12 @@ def rows_key(systems: Sequence[str]) -> str:
     return hashlib.blake2b("\x1f".join(systems).encode(), digest_size=6).hexdigest()
 
 
+def ranks_header(name: str, lens: str) -> str:
+    """The header of lens ``name``'s rank-range column when the lens control shows ``lens``: "Ranks" for the
+    shown lens, "Ranks (on new tasks like these)" for the other."""
+    return "Ranks" if name == lens else f"Ranks ({QUESTIONS[name]})"
+
+
 def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries") -> dict:
     """Labels, formats and glossary tooltips of :func:`table`'s columns; the first five columns' widths are
     :data:`PHONE_WIDTHS` on a phone, else :data:`SCREEN_WIDTHS`."""
@@ -236,7 +242,7 @@ def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries"
         words = QUESTIONS[name]
         return {
             f"{name}_ranks": st.column_config.TextColumn(
-                "Ranks" if first else f"Ranks ({words})", width=range_width if first else None, pinned=first,
+                ranks_header(name, lens), width=range_width if first else None, pinned=first,
                 help=tip("rank-range", key, before=f"The ranks this row can take {words}, at {level} ({kind})."
                          + (" The lens control above picks the question." if first else ""))),
             f"{name}_interval": st.column_config.TextColumn(
@@ -246,6 +252,7 @@ def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries"
         }
 
     second = "tasks" if lens == "queries" else "queries"
+    other = "mean" if agg == "G" else "G"
     config = {
         "rank": number("#", 0, width=rank_width, pinned=True, help=tip(
             "rank", before=f"The order of {agg}'s point values (competition rank: 1, 2, 2, 4).")),
@@ -258,8 +265,9 @@ def column_config(board: Leaderboard, phone: bool = False, lens: str = "queries"
         f"{agg}_min": number(f"{agg} min", help=tip("tie-range")),
         f"{agg}_max": number(f"{agg} max", help=tip("tie-range")),
         f"{agg}_expected": number(f"{agg} expected", help=tip("expected")),
-        "mean": number("Mean", help=tip("mean")),
-        "G": number("G", help=tip("g")),
+        # the other aggregate's column ("Show mean" / "Show G"): keyed by it alone, so that it cannot replace the
+        # score column's width and tooltip
+        other: number("Mean" if other == "mean" else "G", help=tip(other.lower())),
         # half points only where a task has tied scores: "723", not "723.0", when every total is whole
         "borda": number("Borda", 1 if (board.ranked.get("borda", pd.Series(dtype=float)) % 1 != 0).any() else 0,
                         help=tip("borda")),

@@ -110,11 +110,11 @@ def swaps_line(board: Leaderboard, limit: int = 4) -> str | None:
             + "; ".join(pairs) + more + f". {glossary.link('policy-swap', 'What this means')}.")
 
 
-def lifted_line(lifted: pd.DataFrame, agg: str, limit: int = 4) -> str | None:
+def lifted_line(lifted: pd.DataFrame, agg: str, limit: int = 4, column: str = "Ranks") -> str | None:
     """The notice naming the systems that ties alone lift past others (``lifted``:
-    :func:`ui.board.lifted_by_ties`, ranked by ``agg``): their rank range starts high because a tie policy in
-    their favour could put them there, and its end says how far they may fall. None when ties carry no system
-    past another."""
+    :func:`ui.board.lifted_by_ties`, ranked by ``agg``): their rank range on these tasks (the table's ``column``)
+    starts high because a tie policy in their favour could put them there, and its end says how far they may
+    fall. None when ties carry no system past another."""
     if lifted.empty:
         return None
     shown = words.shown_count(len(lifted), limit)
@@ -125,7 +125,7 @@ def lifted_line(lifted: pd.DataFrame, agg: str, limit: int = 4) -> str | None:
     its, it = ("its", "it") if one else ("their", "they")
     return (f"Ties alone can lift {words.counted(len(lifted), 'system')} past others — with every tie broken in "
             f"{its} favour: " + "; ".join(parts) + more + f". On these tasks the rank ranges count every tie "
-            f"broken against the better-placed system, so {its} **Ranks** start that high and show how far {it} may "
+            f"broken against the better-placed system, so {its} **{column}** start that high and show how far {it} may "
             f"fall. {glossary.link('tie-range', 'What a tie range is')}.")
 
 

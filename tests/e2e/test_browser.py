@@ -164,6 +164,17 @@ def metric(page, label: str) -> str:
     return box.get_by_test_id("stMetricValue").inner_text().strip()
 
 
+def headlines(page) -> str:
+    """The Leaderboard's headlines (one per lens: "N of M adjacent pairs differ · K could be #1"), as shown."""
+    blocks = page.get_by_test_id("stMarkdownContainer").filter(has_text="adjacent pairs differ")
+    return " | ".join(text.strip() for text in blocks.all_inner_texts())
+
+
+def reading(page, number) -> str:
+    """A number a view shows: a metric's value by its label, or what ``number(page)`` reads."""
+    return number(page) if callable(number) else metric(page, number)
+
+
 def combobox(page, label: str):
     """A selectbox's input (its accessible name is the widget label; its value is the selected option)."""
     return page.get_by_role("combobox", name=label, exact=True)
@@ -235,7 +246,7 @@ def _change_compare_task(page):
 
 
 ROUND_TRIPS = [
-    ("", _change_precision, "Top G", "prec=bf16&", [("Precision", "bf16")]),
+    ("", _change_precision, headlines, "prec=bf16&", [("Precision", "bf16")]),
     ("ties-and-precision", _change_tie_task, "Queries per system × precision", "tp_task=PIQA", [("Task", "PIQA")]),
     ("rank-flips", _click_preset, "Kendall τ-b", "flip_b=bf16%2Bhps",
      [("Condition A: precision", "bf16"), ("Condition B: precision", "bf16+hps")]),
@@ -258,7 +269,8 @@ def test_changed_view_survives_a_copied_url(server, playwright_browser, context,
     wait_idle(page)
     assert_no_exception(page)
     url = page.url
-    shown = metric(page, number)
+    shown = reading(page, number)
+    assert shown, "the view shows the number"
     share = share_link(page)
     assert fragment in "".join(share.split()), "the share box holds the same URL"
 
@@ -269,7 +281,7 @@ def test_changed_view_survives_a_copied_url(server, playwright_browser, context,
         assert fresh.locator("h1").first.inner_text().strip() == PAGES[slug]
         for label, value in controls:
             assert selected(fresh, label) == value, label
-        assert metric(fresh, number) == shown
+        assert reading(fresh, number) == shown
         assert fresh.url == url, "reopening changes nothing"
         assert fresh.get_by_test_id("stAlertContentWarning").filter(has_text="URL").count() == 0
     finally:
@@ -295,17 +307,67 @@ def test_numbers_on_the_page_equal_the_store(server, context):
 
     base, data_dir = server
     page = open_view(context, f"{base}/?bench=rar-b&metric=ndcg%4010&instr=without&prec=bf16")
-    board = Store(data_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=0)
-    top = board.ranked.sort_values("G", ascending=False).iloc[0]
-    assert metric(page, "Systems ranked") == str(len(board.ranked))
-    assert page.get_by_text(f"Top system: {top['system']}", exact=True).count() == 1
-    assert metric(page, "Top G") == f"{top['G']:.4f}"
+    board = Store(data_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"))
+    assert page.get_by_text(f"{len(board.ranked)} systems ranked").count() == 1
+    shown = headlines(page)
+    for lens, label in (("queries", "On these tasks"), ("tasks", "On new tasks like these")):
+        summary = board.lens(lens)
+        first = int(board.ranked[f"{lens}_first"].sum())
+        words = f"{label}: {summary.n_differ} of {summary.n_pairs} adjacent pairs differ · {first} could be #1"
+        assert words in shown, (words, shown)
 
     page = open_view(context, f"{base}/rank-flips?bench=rar-b&instr=with&flip_a=fp32&flip_b=bf16")
     cond = Condition("rar-b", "ndcg@10", "full", True, "fp32")
     flips = Store(data_dir).rank_flips(cond, replace(cond, precision="bf16"))
     assert metric(page, "Kendall τ-b") == f"{flips.kendall_tau_b:.3f}"
     assert metric(page, "Flipped pairs") == str(len(flips.flipped_pairs))
+
+
+def _options(page):
+    """Open the Leaderboard's Options popover; its body."""
+    page.get_by_role("button", name="Options").click()
+    body = page.get_by_test_id("stPopoverBody")
+    body.wait_for()
+    return body
+
+
+def test_the_lens_rank_kind_and_level_survive_a_copied_url(server, playwright_browser, context):
+    """The lens control, the rank sets' kind and the level are in the URL: a copied link reopens them, with the
+    same headlines."""
+    base, _ = server
+    page = open_view(context, f"{base}/?bench=rar-b&instr=without")
+    page.get_by_test_id("stRadio").filter(has_text="Ranks and intervals").get_by_text(
+        "On new tasks like these", exact=True).click()
+    page.wait_for_url(re.compile(r"lens=tasks"), timeout=30_000)
+    wait_idle(page)
+    body = _options(page)
+    body.get_by_text("All rows at once (simultaneous)", exact=True).click()
+    page.wait_for_url(re.compile(r"ranks=simultaneous"), timeout=30_000)
+    wait_idle(page)
+    if not page.get_by_test_id("stPopoverBody").is_visible():
+        _options(page)
+    choose(page, "Confidence level", "99%")
+    page.wait_for_url(re.compile(r"level=0\.99"), timeout=30_000)
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    assert_no_exception(page)
+    url, shown = page.url, headlines(page)
+    assert "On new tasks like these:" in shown.split(" | ")[0], "the chosen lens' headline first"
+    share = "".join(share_link(page).split())
+    for fragment in ("lens=tasks", "ranks=simultaneous", "level=0.99"):
+        assert fragment in url and fragment in share, fragment
+    fresh_context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = open_view(fresh_context, url)
+        assert_no_exception(fresh)
+        assert fresh.get_by_role("radio", name="On new tasks like these").is_checked()
+        assert headlines(fresh) == shown
+        _options(fresh)
+        assert fresh.get_by_role("radio", name="All rows at once (simultaneous)").is_checked()
+        assert selected(fresh, "Confidence level") == "99%"
+        assert fresh.url == url, "reopening changes nothing"
+    finally:
+        fresh_context.close()
 
 
 def test_hostile_url_is_dropped_with_a_notice(server, context):
@@ -322,15 +384,18 @@ def test_hostile_url_is_dropped_with_a_notice(server, context):
 
 def test_downloads_hold_every_row_of_the_board(server, context):
     """CSV and LaTeX are written on click (deferred data): the CSV holds the store's board, every system (ranked
-    ones first, then those not ranked), ranks printed as integers; the LaTeX table every system too."""
+    ones first, then those not ranked), ranks printed as integers, both lenses' intervals; the LaTeX table every
+    system too."""
     import csv
     import io
+
+    import pandas as pd
 
     from evalcore.store import Condition, Store
 
     base, data_dir = server
     page = open_view(context, f"{base}/?bench=rar-b&metric=ndcg%4010&instr=without&prec=bf16")
-    board = Store(data_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=1000)  # as the page asks
+    board = Store(data_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"))  # as the page asks
     expected = board.rows()
     files = {}
     for label in ("Download CSV", "Download LaTeX"):
@@ -345,7 +410,13 @@ def test_downloads_hold_every_row_of_the_board(server, context):
     for row, (_, want) in zip(rows, expected.iterrows()):
         if want["complete"]:
             assert float(row["G"]) == pytest.approx(want["G"], rel=1e-12, abs=1e-15)
-            assert row["shared_rank"] == str(int(want["shared_rank"])), "an integer, not 1.0"
+            for column in ("rank", "queries_rank_lo", "queries_rank_hi", "queries_tier", "tasks_rank_lo",
+                           "tasks_rank_hi", "tasks_tier"):
+                assert row[column] == str(int(want[column])), (column, "an integer, not 1.0")
+            for column in ("queries_lo", "queries_hi", "tasks_lo", "tasks_hi"):
+                if pd.notna(want[column]):
+                    assert float(row[column]) == pytest.approx(want[column], rel=1e-12, abs=1e-15), column
+            assert (row["level"], row["ranks"]) == ("0.95", "marginal"), "each row names its level and kind"
         for task in board.tasks:
             if row[task]:
                 assert float(row[task]) == pytest.approx(want[task], rel=1e-12, abs=1e-15)

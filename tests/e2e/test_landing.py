@@ -1,8 +1,8 @@
 """The Leaderboard as a first-time visitor sees it, in Chromium on the shipped data: without a click
-a ranking with per-row robustness, a chart, and one line whose link opens the per-query board in the same tab;
-on a phone (390×844) the sidebar starts collapsed, nothing scrolls sideways, the table's first four columns
-(rank, system, score, interval) fit, and the chart's legend sits below its rows. On the same server: the Ties &
-precision panels' score axes carry round ticks."""
+a ranking with per-row rank ranges, a chart, and one line whose link opens the per-query board in the same tab;
+at 1440×900 the table's first row shows without scrolling; on a phone (390×844) the sidebar starts collapsed,
+nothing scrolls sideways, the table's first four columns (#, rank range, system, score) fit, and the chart's
+legend sits below its rows. On the same server: the Ties & precision panels' score axes carry round ticks."""
 from __future__ import annotations
 
 import re
@@ -11,6 +11,8 @@ import pytest
 
 from test_browser import (ROOT, assert_no_exception, playwright_browser, screenshot,  # noqa: F401
                           served, wait_idle)
+
+from ui import board as boards
 
 pytestmark = pytest.mark.browser
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
@@ -55,6 +57,32 @@ def test_a_first_visit_shows_ranks_a_chart_and_one_click_to_the_per_query_board(
         context.close()
 
 
+ROW_HEIGHT = 35
+"""Streamlit's data grid draws its header and each row 35 px high (the page sizes its table as 35 × rows + 40)."""
+
+
+def test_a_first_visit_at_1440_by_900_shows_table_rows_above_the_fold(shipped_server, playwright_browser):
+    """At 1440×900 not one row of the table was visible on a first visit (a paragraph, controls, five big numbers,
+    captions, a notice and a warning came first): now the first rows are, and both lenses' headlines above them."""
+    context, page, errors = _open(playwright_browser, f"{shipped_server}/", viewport={"width": 1440, "height": 900})
+    try:
+        assert_no_exception(page)
+        main = page.get_by_test_id("stMain")
+        assert main.evaluate("(e) => e.scrollTop") == 0 and page.evaluate("() => window.scrollY") == 0, \
+            "nothing scrolled: the first screen"
+        frame = page.get_by_test_id("stDataFrame").first.bounding_box()
+        first_row_top = frame["y"] + ROW_HEIGHT  # under the header row
+        assert first_row_top < 900, frame
+        assert first_row_top + ROW_HEIGHT <= 900, ("the whole first row shows", frame)
+        for label in boards.LENSES.values():
+            headline = main.get_by_text(f"{label}:", exact=False).first.bounding_box()
+            assert headline and headline["y"] + headline["height"] <= frame["y"], (label, headline, frame)
+        screenshot(page, "landing_1440x900")
+        assert errors == [], errors
+    finally:
+        context.close()
+
+
 def test_a_phone_gets_a_collapsed_sidebar_and_no_sideways_scrolling(shipped_server, playwright_browser):
     context, page, errors = _open(playwright_browser, f"{shipped_server}/?bench=rar-b&setting=full-pooled",
                                   viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
@@ -64,7 +92,7 @@ def test_a_phone_gets_a_collapsed_sidebar_and_no_sideways_scrolling(shipped_serv
         assert page.get_by_test_id("stSidebar").get_attribute("data-collapsed") == "true"
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         frame = page.get_by_test_id("stDataFrame").first.bounding_box()
-        assert frame["width"] >= 350, "rank, system, score and interval (350 px) fit without scrolling"
+        assert frame["width"] >= sum(boards.PHONE_WIDTHS[:4]), "#, rank range, system and score fit without scrolling"
         rows = page.locator(".tb-forest .tb-row[title]")
         legend = page.locator(".tb-forest .tb-legend").bounding_box()
         last = rows.nth(rows.count() - 1).bounding_box()

@@ -38,7 +38,7 @@ def _pins(url: str) -> list[str]:
 
 def test_three_pinned_rows_open_in_compare_and_survive_a_copied_link(server, playwright_browser):
     order = Store(ROOT / "data").leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"),
-                                             bootstrap=1000).ranked.sort_values("rank", kind="stable")
+                                             uncertainty=False).ranked.sort_values("rank", kind="stable")
     names = order["system"].tolist()
     context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:

@@ -278,8 +278,7 @@ def test_root_view_share_link_and_download_by_ip_address(stack, browser):
         page.wait_for_url(re.compile("prec=bf16"), timeout=30_000)
         wait_idle(page)
         shown = settled_view(page)
-        caption = page.get_by_text(re.compile(r"^\d+ systems ranked")).first.inner_text()
-        ranked = int(re.match(r"(\d+) systems ranked", caption).group(1))
+        ranked = int(re.search(r"(\d+) systems ranked", page.get_by_test_id("stMain").inner_text()).group(1))
         link = copy_share_link(page)
         wait_idle(page)
         assert_link_is_the_browsers(link, origin, stack)
@@ -360,7 +359,8 @@ def test_health_redirect_and_websocket_through_the_prefix(stack):
 
 
 API_LINKS = ["", BOARD_LINK[1:], "bench=r2med&setting=full&metric=ndcg%4010&instr=with&prec=fp32&sort=g",
-             "bench=rar-b&setting=full-pooled&metric=ndcg%4010&instr=with&prec=fp32&ranks=simultaneous&level=0.9"]
+             "bench=rar-b&setting=full-pooled&metric=ndcg%4010&instr=with&prec=fp32&lens=tasks&ranks=simultaneous"
+             "&level=0.9"]
 
 
 @pytest.mark.parametrize("query", API_LINKS, ids=lambda q: q or "default")

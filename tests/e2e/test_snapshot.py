@@ -50,6 +50,7 @@ READ_LIVE = """() => {
     figures: [...main.querySelectorAll('.js-plotly-plot')].map(FIGURE),
     forest: [...main.querySelectorAll('.tb-forest .tb-row[title]')].map(r => r.getAttribute('title')),
     notes: [...main.querySelectorAll('[data-testid=stAlertContainer]')].map(text),
+    lines: [...main.querySelectorAll('[data-testid=stMarkdownContainer]')].map(text),
   };
 }"""
 READ_SNAPSHOT = """() => {
@@ -70,8 +71,11 @@ READ_SNAPSHOT = """() => {
     figures: [...document.querySelectorAll('.js-plotly-plot')].map(FIGURE),
     forest: [...document.querySelectorAll('.tb-forest .tb-row[title]')].map(r => r.getAttribute('title')),
     notes: [...document.querySelectorAll('.tb-text-info, .tb-text-warning, .tb-text-error, .tb-text-success')].map(text),
+    lines: [...document.querySelectorAll('.tb-text')].map(text),
   };
 }"""
+HEADLINE = re.compile(r"(On these tasks|On new tasks like these): (\d+ of \d+ adjacent pairs differ · \d+ could be #1)")
+"""The Leaderboard's headline numbers, one per lens (there are no metrics on that view)."""
 FIGURE = """(g) => (g._fullData || []).filter(t => t.visible !== false).map(t => ({
   type: t.type, name: t.name || '', x: Array.from(t.x || []), y: Array.from(t.y || []),
   z: JSON.stringify(t.z || null), text: JSON.stringify(t.text || null)}))"""
@@ -204,6 +208,8 @@ def test_the_snapshot_offline_shows_the_live_views_numbers(shipped, playwright_b
         assert any("@ " in s for s in snap["sources"]), "sources name their commit"
         # headline numbers and charts
         assert snap["metrics"] == live["metrics"]
+        headlines = [HEADLINE.findall(" ".join(t.split())) for t in ("\n".join(snap["lines"]), "\n".join(live["lines"]))]
+        assert headlines[0] == headlines[1] and (len(headlines[1]) == 2) == (slug == ""), headlines
         assert snap["forest"] == live["forest"]
         assert len(snap["notes"]) == len(live["notes"]), (snap["notes"], live["notes"])
         for live_note, snap_note in zip(live["notes"], snap["notes"]):  # notices: policy swaps, a moved view …

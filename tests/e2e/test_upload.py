@@ -92,7 +92,7 @@ def test_shipped_minilm_runs_uploaded_equal_the_shipped_rows(upload_server, cont
         assert (merged[column] == merged[f"{column}_shipped"]).all(), column
 
     board = Store(data_dir).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", False, "fp32", "docid-desc"),
-                                        bootstrap=0)
+                                        uncertainty=False)
     g_minilm = float(board.ranked.set_index("system").loc[upload_data.MINILM, "G"])
     page.get_by_role("button", name="Show in the Leaderboard").click()
     wait_idle(page)

@@ -26,9 +26,13 @@ def crumb_dir(tmp_path_factory):
 def test_the_crumb_board_ranks_by_the_mean_and_says_its_source_is_not_recorded(open_url, crumb_dir):
     at = open_url(crumb_dir, params={**CRUMB, "instr": "without"})
     assert not at.exception
-    board = Store(crumb_dir).leaderboard(Condition("crumb", "ndcg@10", "passage", False, "fp32"), bootstrap=0)
-    shown = {m.label: m.value for m in at.metric}
-    assert shown["Top mean"] == f"{board.ranked['mean'].max():.4f}"
+    board = Store(crumb_dir).leaderboard(Condition("crumb", "ndcg@10", "passage", False, "fp32"))
+    assert board.ranked_by == "mean"
+    table = at.dataframe[0].value
+    assert table["system"].tolist() == board.ranked["system"].tolist()
+    assert table["mean"].tolist() == pytest.approx(board.ranked["mean"].tolist(), abs=1e-12)
+    assert table["mean"].iloc[0] == board.ranked["mean"].max() and "G" not in table, "ranked by the mean"
+    assert any("Ranked by **mean**" in c and "CRUMB's own aggregate" in c for c in texts(at, "caption"))
     assert any(t.startswith("Task columns") and "Sources: not recorded" in t for t in texts(at, "caption"))
     assert not any("Sources: ." in t for t in texts(at, "caption"))
 

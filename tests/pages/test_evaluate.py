@@ -89,15 +89,25 @@ def evaluated(monkeypatch, folder, overlap_run):
 
 
 def _line(at) -> str:
-    return next(s.value for s in at.success if "shared rank" in s.value)
+    return next(s.value for s in at.success if s.value.startswith("Your run **"))
 
 
 def _board(folder, overlap_run, cond: Condition):
     """The board of ``cond`` with the overlap run in it, computed here from the engine (not the page)."""
     base = Store(folder)
     held = upload.evaluate(upload.Request(NAME, "rar-b", "mcr", False, "fp32"), overlap_run, folder, base)
-    ranked = base.with_overlay(held.rows, name="probe").leaderboard(cond, bootstrap=0).ranked
+    ranked = base.with_overlay(held.rows, name="probe").leaderboard(cond).ranked
     return ranked.set_index("system").loc[held.system]
+
+
+def _ranges(row) -> str:
+    """The run's place and its rank ranges and interval through both lenses, as the line must give them."""
+    def ranks(lens):
+        lo, hi = int(row[f"{lens}_rank_lo"]), int(row[f"{lens}_rank_hi"])
+        return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+    return (f"on these tasks ranks {ranks('queries')}, interval [{row['queries_lo']:.4f}, "
+            f"{row['queries_hi']:.4f}]; on new tasks like these ranks {ranks('tasks')}.")
 
 
 def test_the_result_names_the_board_it_ranks_on_and_its_numbers_are_that_boards(evaluated, folder, overlap_run):
@@ -111,6 +121,7 @@ def test_the_result_names_the_board_it_ranks_on_and_its_numbers_are_that_boards(
     row = _board(folder, overlap_run, Condition("rar-b", "p@1", "mcr", False, "fp32", "docid-desc"))
     assert f"by G = **{row['G']:.4f}** (expected {row['G_expected']:.4f}, tie range [{row['G_min']:.4f}, " \
            f"{row['G_max']:.4f}]" in line, (line, row[["G", "G_expected", "G_min", "G_max"]])
+    assert f": **#{int(row['rank'])}** of " in line and line.endswith(_ranges(row)), (line, _ranges(row))
     moved = [c.value for c in at.caption if "Ranked on" in c.value]
     assert len(moved) == 1, moved  # (this folder has no full retrieval: the sidebar moved to the pooled setting)
     assert "MCR (the sidebar: full" in moved[0] and "p@1 (the sidebar: ndcg@10)" in moved[0], moved
@@ -130,6 +141,7 @@ def test_the_sidebars_metric_is_kept_where_the_run_has_it(evaluated, folder, ove
     assert f"**{NAME}** — ndcg@10:" in line, line
     row = _board(folder, overlap_run, Condition("rar-b", "ndcg@10", "mcr", False, "fp32", "docid-desc"))
     assert f"by G = **{row['G']:.4f}** (expected {row['G_expected']:.4f}," in line, line
+    assert f": **#{int(row['rank'])}** of " in line and line.endswith(_ranges(row)), (line, _ranges(row))
     assert not [c.value for c in at.caption if "Ranked on" in c.value]
     at.button(key="ev_go_board").click().run()
     assert at.query_params["metric"] == "ndcg@10" and _line(at) == line

@@ -1,7 +1,7 @@
-"""The Leaderboard (pages/leaderboard.py, ui/board.py): numbers equal the store's, ranks admit ties, the landing
-says per row whether a rank is robust and points to the per-query results, each benchmark ranks by its own
-aggregate, policy swaps and precision kinds are said, a chart is drawn by default, and the exports carry
-every row."""
+"""The Leaderboard (pages/leaderboard.py, ui/board.py): numbers equal the store's and the CLI's, both lenses'
+headlines and ranges are on the page (the lens control picks the table's), # is the point order and lies in
+every rank range, the landing points to the per-query results, each benchmark ranks by its own aggregate, policy
+swaps and precision kinds are said, a chart is drawn by default, and the exports carry every row."""
 from __future__ import annotations
 
 import re
@@ -9,13 +9,16 @@ import re
 import numpy as np
 import pandas as pd
 
+from api_numbers import cli_board
 from app_harness import ROOT, texts
 from evalcore.store import Condition, Store
 from ui import board as boards
-from ui import screen, tables
+from evalcore.uncertainty.board import QUESTIONS
+from ui import glossary, screen, tables
 
 SHIPPED = ROOT / "data"
 POOLED = {"bench": "rar-b", "setting": "full-pooled", "instr": "any", "metric": "ndcg@10", "prec": "fp32"}
+HEADLINE = re.compile(r"\*\*(\d+) of (\d+)\*\* adjacent pairs differ · \*\*(\d+)\*\* could be #1")
 
 
 def assert_clean(at) -> None:
@@ -27,44 +30,96 @@ def _html(at) -> str:
     return " ".join(str(el.proto.body) for el in at.get("html"))
 
 
+def _headlines(at) -> dict[str, str]:
+    """Each lens' headline on the page (the markdown block that starts with the lens' name), by lens."""
+    found = {}
+    for text in texts(at, "markdown"):
+        for lens, label in boards.LENSES.items():
+            if f"**{label}:**" in text:
+                assert lens not in found, f"two headlines for {lens}"
+                found[lens] = text
+    return found
+
+
+def _counts(headline: str) -> tuple[int, int, int]:
+    """(N differ, M adjacent pairs, K could be #1) of a lens' headline."""
+    match = HEADLINE.search(headline)
+    assert match, headline
+    return tuple(int(g) for g in match.groups())
+
+
+def _range_words(lo, hi) -> str:
+    return "—" if pd.isna(lo) or pd.isna(hi) else (f"{int(lo)}" if lo == hi else f"{int(lo)}–{int(hi)}")
+
+
+def _holds(words: str, lo: float, hi: float) -> bool:
+    """A printed interval (3 decimals, rounded outwards) holds [lo, hi] and is no wider than the rounding."""
+    if pd.isna(lo) or pd.isna(hi):
+        return words == "—"
+    low, high = map(float, words.split("–"))
+    return low <= lo < low + 0.001 + 1e-12 and high - 0.001 - 1e-12 < hi <= high
+
+
 def test_numbers_and_tie_aware_ranks_equal_the_store(open_url, synthetic_dir):
     at = open_url(synthetic_dir, params={"bench": "rar-b", "metric": "ndcg@10", "instr": "without", "prec": "bf16"})
     assert_clean(at)
-    board = Store(synthetic_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"), bootstrap=1000)
-    top = board.ranked.iloc[0]
-    shown = {m.label: m.value for m in at.metric}
-    assert shown["Systems ranked"] == str(len(board.ranked))
-    assert shown["Top G"] == f"{top['G']:.4f}"
-    assert shown["Adjacent pairs that differ"] == f"{board.n_adjacent_differ} of {len(board.ranked) - 1}"
-    assert shown["Could be #1"] == str(int(board.ranked["could_be_first"].sum()))
-    assert f"Top system: **{top['system']}**" in texts(at, "markdown")
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", "ndcg@10", "full", False, "bf16"))
+    ranked = board.ranked
+    heads = _headlines(at)
+    assert set(heads) == {"queries", "tasks"}, "both lenses' headlines, side by side"
+    for lens in ("queries", "tasks"):
+        summary = board.lens(lens)
+        assert _counts(heads[lens]) == (summary.n_differ, summary.n_pairs, int(ranked[f"{lens}_first"].sum()))
     table = at.dataframe[0].value
-    assert table["system"].tolist() == board.ranked["system"].tolist()
-    assert table["G"].round(12).tolist() == board.ranked["G"].round(12).tolist()
-    assert table["shared_rank"].tolist() == board.ranked["shared_rank"].astype(int).tolist()
-    assert table["tier"].tolist() == board.ranked["tier"].tolist()
-    for (_, row), (_, want) in zip(table.iterrows(), board.ranked.iterrows()):
-        lo, hi = map(float, row["interval"].split("–"))  # rounded outwards to 3 decimals: holds the interval
-        assert lo <= want["G_task_lo"] < lo + 0.001 and hi - 0.001 < want["G_task_hi"] <= hi, row["interval"]
-        lo, hi = map(float, row["combined"].split("–"))
-        assert lo <= want["combined_lo"] < lo + 0.001 and hi - 0.001 < want["combined_hi"] <= hi, row["combined"]
-        for column, prefix in (("ranks", ""), ("combined_ranks", "combined_")):
-            lo, hi = int(want[f"{prefix}rank_lo"]), int(want[f"{prefix}rank_hi"])
-            assert row[column] == (f"{lo} (robust)" if lo == hi else f"{lo}–{hi}")
+    assert table.columns[:7].tolist() == ["rank", "queries_ranks", "system", "G", "queries_interval", "queries_tier",
+                                          "differs"], "the shown lens first; # before its ranges"
+    assert table["system"].tolist() == ranked["system"].tolist()
+    assert table["G"].round(12).tolist() == ranked["G"].round(12).tolist()
+    assert table["rank"].tolist() == ranked["rank"].astype(int).tolist()
+    assert table["queries_tier"].tolist() == ranked["queries_tier"].tolist()
+    for (_, row), (_, want) in zip(table.iterrows(), ranked.iterrows()):
+        for lens in ("queries", "tasks"):
+            assert _holds(row[f"{lens}_interval"], want[f"{lens}_lo"], want[f"{lens}_hi"]), (lens, row)
+            assert row[f"{lens}_ranks"] == _range_words(want[f"{lens}_rank_lo"], want[f"{lens}_rank_hi"])
+    # could be #1 ⟺ tier 1 in the table (the tiers and the rank ranges come from the same decisions)
+    assert set(table.loc[table["queries_tier"] == 1, "system"]) == set(ranked.loc[ranked["queries_first"], "system"])
+    assert set(table.loc[table["queries_ranks"].str.match(r"1(–|$)"), "system"]) == \
+        set(table.loc[table["queries_tier"] == 1, "system"])
+    # the rows marked "differs" are exactly the upper systems of the lens' adjacent pairs that differ, each above
+    # the system it differs from
+    adjacent = board.lens("queries").adjacent
+    marked = table.index[table["differs"] == boards.DIFFERS_MARK].tolist()
+    differ = adjacent[adjacent["differ"]]
+    assert 0 < len(differ) < len(adjacent), "the case: some pairs differ, some do not"
+    assert [table.at[i, "system"] for i in marked] == differ["system_1"].tolist()
+    assert [table.at[i + 1, "system"] for i in marked] == differ["system_2"].tolist()
+    assert set(table["differs"]) == {boards.DIFFERS_MARK, ""}
 
 
 def test_the_landing_gives_every_row_an_interval_and_points_to_the_per_query_results(open_url):
     at = open_url(SHIPPED)
     assert_clean(at)
     table = at.dataframe[0].value
-    assert table["interval"].str.fullmatch(r"\d\.\d{3}–\d\.\d{3}").all(), "every published row has an interval"
-    assert table["ranks"].str.fullmatch(r"\d+(–\d+| \(robust\))").all(), "and a rank range"
-    assert (table["tier"] >= 1).all() and "combined" not in table, "no empty queries + ties column"
-    shown = {m.label: m.value for m in at.metric}
-    n_ranked = int(shown["Systems ranked"])
-    differ, pairs = map(int, shown["Adjacent pairs that differ"].split(" of "))
-    assert pairs == n_ranked - 1 and 0 <= differ <= pairs
-    assert any("adjacent pairs differ at 95%" in m for m in texts(at, "markdown"))
+    cli = cli_board(SHIPPED, ["--benchmark", "rar-b"])  # the CLI's numbers, in a process of its own
+    zero = set(cli["zero_task_systems"])
+    assert zero and table["system"].tolist() == [r["system"] for r in cli["ranked"]]
+    for lens in ("queries", "tasks"):
+        has = ~table["system"].isin(zero)
+        assert table.loc[has, f"{lens}_interval"].str.fullmatch(r"\d\.\d{3}–\d\.\d{3}").all(), \
+            "every published row with G > 0 has an interval through both lenses"
+        assert table.loc[~has, f"{lens}_interval"].eq(boards.NO_VALUE).all(), "G = 0 is not an estimate"
+        assert table[f"{lens}_ranks"].str.fullmatch(r"\d+(–\d+)?").all(), "and every row a rank range"
+        for shown, row in zip(table[f"{lens}_ranks"], cli["ranked"]):
+            assert shown == _range_words(row[f"{lens}_rank_lo"], row[f"{lens}_rank_hi"])
+    assert (table["queries_tier"] >= 1).all() and "G_min" not in table, "no empty tie-range column"
+    # both headlines: N of M and K could be #1 are the CLI's counts
+    heads = _headlines(at)
+    for lens, record in cli["uncertainty"]["lenses"].items():
+        assert _counts(heads[lens]) == (record["n_adjacent_differ"], record["n_adjacent"],
+                                        len(record["could_be_first"])), lens
+        assert record["n_adjacent"] == len(table) - 1
+        untested = record["n_adjacent"] - record["n_tested"]
+        assert untested > 1 and f"{untested} pairs with G = 0 not tested" in heads[lens], heads[lens]
     coverage = Store(SHIPPED).coverage()
     with_rows = coverage[(coverage["benchmark"] == "rar-b") & (coverage["n_query_tasks"] > 0)
                          & (coverage["setting"] == "full-pooled") & (coverage["metric"] == "ndcg@10")
@@ -74,16 +129,135 @@ def test_the_landing_gives_every_row_an_interval_and_points_to_the_per_query_res
     assert f"<b>{promised} systems</b> have per-query results" in page
     href = re.search(r'href="([^"]+)"', page).group(1)
     assert href == "?bench=rar-b&setting=full-pooled&metric=ndcg@10&instr=any&prec=fp32&ties=docid-desc"
-    # the link is a real view: opened as a URL it shows the per-query board, BM25 able to be first over queries
-    # and ties
+    # the link is a real view: opened as a URL it shows the per-query board, BM25 able to be first on these tasks
+    # through its ties
     params = dict(pair.split("=") for pair in href[1:].split("&"))
     there = open_url(SHIPPED, params=params)
     assert_clean(there)
     pooled = there.dataframe[0].value.set_index("system")
-    assert pooled.loc["tiebreak-run/bm25s", "combined_ranks"].startswith("1–")
+    assert pooled.loc["tiebreak-run/bm25s", "queries_ranks"].startswith("1–")
+    assert pooled.loc["tiebreak-run/bm25s", "queries_tier"] == 1
     assert any("ranked systems have per-query results here" in m for m in texts(there, "markdown"))
     # the link shows as many systems with per-query results as it promised
     assert any(f"**{promised} of " in m for m in texts(there, "markdown") if "have per-query results here" in m)
+
+
+def test_the_table_comes_before_the_notices(open_url):
+    """At 1440×900 not one row showed on a first visit: the notices (G = 0, …) now follow the table."""
+    at = open_url(SHIPPED)
+    assert_clean(at)
+    kinds = [type(node).__name__ for node in at.main]  # the page's elements, top to bottom
+    assert "Dataframe" in kinds and "Warning" in kinds, kinds  # the shipped board warns of G = 0
+    above = set(kinds[:kinds.index("Dataframe")])
+    assert not above & {"Warning", "Info", "Error", "Metric"}, kinds
+    assert not at.metric, "no row of big numbers above the table"
+
+
+def test_a_board_where_no_pair_differs_says_why(open_url, synthetic_dir):
+    """None of RAR-b's 144 adjacent pairs differs on new tasks like these: the headline names the strongest pair's
+    one-sided p against Holm's first threshold (the CLI's), and so does a small board."""
+    at = open_url(SHIPPED)
+    cli = cli_board(SHIPPED, ["--benchmark", "rar-b"])["uncertainty"]["lenses"]["tasks"]
+    assert cli["n_adjacent_differ"] == 0
+    strongest = cli["strongest_when_none_differ"]
+    assert strongest["p_value"] > strongest["threshold"]
+    words = f"p = {strongest['p_value']:.2g}, Holm's first threshold {strongest['threshold']:.2g}"
+    assert words in _headlines(at)["tasks"], _headlines(at)
+    assert "none differs" not in _headlines(at)["queries"], "a lens where pairs differ says nothing of the kind"
+    small = open_url(synthetic_dir, params={"instr": "without"})
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", instruction=False))
+    summary = board.lens("tasks")
+    assert summary.n_differ == 0 and summary.strongest is not None
+    # Holm's first threshold over the tested pairs, and the smallest one-sided p of them: recomputed here
+    tested = summary.adjacent.dropna(subset=["p_value"])
+    assert summary.strongest["threshold"] == (1 - board.level) / len(tested)
+    assert summary.strongest["p_value"] == tested["p_value"].min()
+    words = f"p = {summary.strongest['p_value']:.2g}, Holm's first threshold {summary.strongest['threshold']:.2g}"
+    assert words in _headlines(small)["tasks"]
+
+
+def test_a_lens_that_cannot_speak_of_a_board_says_why(open_url, synthetic_dir):
+    """The synthetic R2MED tasks have no recorded query counts: the queries lens says so in its headline and its
+    columns hold no number, while the tasks lens fills them."""
+    at = open_url(synthetic_dir, params={"bench": "r2med"})
+    assert_clean(at)
+    board = Store(synthetic_dir).leaderboard(Condition("r2med", instruction=None))
+    assert not board.lens("queries").available and board.lens("tasks").available
+    heads = _headlines(at)
+    assert "not available here" in heads["queries"] and "query count" in heads["queries"], heads
+    assert not HEADLINE.search(heads["queries"]) and HEADLINE.search(heads["tasks"])
+    table = at.dataframe[0].value
+    assert table["queries_ranks"].eq(boards.NO_VALUE).all() and table["queries_interval"].eq(boards.NO_VALUE).all()
+    assert table["tasks_ranks"].ne(boards.NO_VALUE).all()
+
+
+def test_the_lens_control_is_in_the_url_and_switches_the_range_columns(open_url, synthetic_dir):
+    at = open_url(synthetic_dir, params={"instr": "without"})
+    assert_clean(at)
+    assert at.radio(key="lens").value == "queries" and "lens" not in at.query_params
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", instruction=False))
+    first = at.dataframe[0].value
+    assert first.columns[1] == "queries_ranks" and "queries_tier" in first
+    at.radio(key="lens").set_value("tasks").run()
+    assert_clean(at)
+    assert at.query_params["lens"] == "tasks"
+    table = at.dataframe[0].value
+    assert table.columns[:6].tolist() == ["rank", "tasks_ranks", "system", "G", "tasks_interval", "tasks_tier"]
+    assert "queries_tier" not in table and "queries_ranks" in table, "the other lens' ranges stay, further right"
+    assert table["tasks_ranks"].tolist() == [_range_words(lo, hi) for lo, hi in
+                                             zip(board.ranked["tasks_rank_lo"], board.ranked["tasks_rank_hi"])]
+    assert table["tasks_tier"].tolist() == board.ranked["tasks_tier"].tolist()
+    marked = set(table.loc[table.get("differs", pd.Series("", index=table.index)) == boards.DIFFERS_MARK, "system"])
+    adjacent = board.lens("tasks").adjacent
+    assert marked == set(adjacent.loc[adjacent["differ"], "system_1"]), "the marks follow the lens"
+    heads = list(_headlines(at))
+    assert heads == ["tasks", "queries"], "the shown lens' headline first"
+    page = _html(at)
+    tiers = sorted(set(board.ranked["tasks_tier"].head(boards.CHART_ROWS)))
+    assert re.findall(r'class="tb-row tb-group"><span class="tb-name"[^>]*>(Tier \d+)</span>', page) == \
+        [f"Tier {t}" for t in tiers], "the chart grouped by the lens' tiers"
+    # a link with the lens opens it
+    again = open_url(synthetic_dir, params={"instr": "without", "lens": "tasks"})
+    assert again.radio(key="lens").value == "tasks" and again.dataframe[0].value.columns[1] == "tasks_ranks"
+
+
+def test_simultaneous_ranks_contain_the_marginal_ones(open_url, synthetic_dir):
+    """ranks=simultaneous (in the URL) covers every row at once: each row's range holds its marginal range, on
+    the page as in the store, and the page says which kind it shows."""
+    params = {"bench": "rar-b", "metric": "ndcg@10", "instr": "without", "prec": "bf16"}
+    marginal = open_url(synthetic_dir, params=params)
+    joint = open_url(synthetic_dir, params={**params, "ranks": "simultaneous"})
+    assert_clean(joint)
+    assert joint.radio(key="ranks").value == "simultaneous" and joint.query_params["ranks"] == "simultaneous"
+    assert any("simultaneous rank sets" in c for c in texts(joint, "caption"))
+    assert any("marginal rank sets" in c for c in texts(marginal, "caption"))
+
+    def bounds(words):
+        lo, _, hi = words.partition("–")
+        return int(lo), int(hi or lo)
+
+    widened = 0
+    for lens in ("queries", "tasks"):
+        for narrow, wide in zip(marginal.dataframe[0].value[f"{lens}_ranks"], joint.dataframe[0].value[f"{lens}_ranks"]):
+            (a, b), (c, d) = bounds(narrow), bounds(wide)
+            assert c <= a and b <= d, (lens, narrow, wide)
+            widened += (c, d) != (a, b)
+    assert widened, "the case: some range is wider at once than on its own"
+    store = Store(synthetic_dir)
+    cond = Condition("rar-b", "ndcg@10", "full", False, "bf16")
+    one, every = store.leaderboard(cond), store.leaderboard(cond, ranks="simultaneous")
+    for lens in ("queries", "tasks"):
+        assert (every.ranked[f"{lens}_rank_lo"] <= one.ranked[f"{lens}_rank_lo"]).all()
+        assert (every.ranked[f"{lens}_rank_hi"] >= one.ranked[f"{lens}_rank_hi"]).all()
+    # on the shipped board too: 145 rows, ranges on their own and at once
+    shipped = Store(SHIPPED)
+    cond = Condition("rar-b", instruction=None)
+    one, every = shipped.leaderboard(cond), shipped.leaderboard(cond, ranks="simultaneous")
+    for lens in ("queries", "tasks"):
+        assert (every.ranked[f"{lens}_rank_lo"] <= one.ranked[f"{lens}_rank_lo"]).all()
+        assert (every.ranked[f"{lens}_rank_hi"] >= one.ranked[f"{lens}_rank_hi"]).all()
+        assert ((every.ranked[f"{lens}_rank_hi"] - every.ranked[f"{lens}_rank_lo"])
+                > (one.ranked[f"{lens}_rank_hi"] - one.ranked[f"{lens}_rank_lo"])).any()
 
 
 def test_the_pointer_counts_the_filtered_systems_and_its_link_keeps_the_filter(open_url):
@@ -111,13 +285,14 @@ def test_a_chart_with_intervals_is_drawn_by_default_and_can_be_switched(open_url
     assert_clean(at)
     assert at.radio(key="chart").value == "intervals" and "chart" not in at.query_params
     page = _html(at)
-    board = Store(synthetic_dir).leaderboard(Condition("rar-b", instruction=False))  # the page's resampling
+    board = Store(synthetic_dir).leaderboard(Condition("rar-b", instruction=False))
     assert page.count('class="tb-row" title=') == min(boards.CHART_ROWS, len(board.ranked))
-    assert "interval over tasks" in page and "bootstrap interval over queries" in page and "tie range" in page, \
+    legend = page.split('class="tb-legend"', 1)[1]
+    assert "on these tasks" in legend and "on new tasks like these" in legend and "tie range" in legend, \
         "the legend, below the rows"
-    tiers = sorted(set(board.ranked["tier"].head(boards.CHART_ROWS)))
+    tiers = sorted(set(board.ranked["queries_tier"].head(boards.CHART_ROWS)))
     assert re.findall(r'class="tb-row tb-group"><span class="tb-name"[^>]*>(Tier \d+)</span>', page) == \
-        [f"Tier {t}" for t in tiers], "the rows grouped by tier"
+        [f"Tier {t}" for t in tiers], "the rows grouped by the shown lens' tier"
     assert not at.get("plotly_chart"), "the default chart loads no plotting library"
     at.radio(key="chart").set_value("none").run()
     assert "tb-forest" not in _html(at) and at.query_params["chart"] == "none"
@@ -129,22 +304,23 @@ def test_a_chart_with_intervals_is_drawn_by_default_and_can_be_switched(open_url
 def test_each_benchmark_ranks_by_its_own_aggregate_and_says_so(open_url, synthetic_dir):
     at = open_url(synthetic_dir, params={"bench": "r2med"})
     assert_clean(at)
-    assert at.radio(key="sort").value == "mean" and "sort" not in at.query_params
+    assert at.selectbox(key="sort").value == "mean" and "sort" not in at.query_params
     assert any("Ranked by **mean**" in c and "R2MED's own aggregate" in c for c in texts(at, "caption"))
-    board = Store(synthetic_dir).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    board = Store(synthetic_dir).leaderboard(Condition("r2med", instruction=None), uncertainty=False)
     assert board.ranked_by == "mean"
     assert at.dataframe[0].value["system"].tolist() == board.ranked["system"].tolist()
-    at.radio(key="sort").set_value("g").run()
+    at.selectbox(key="sort").set_value("g").run()
     assert at.query_params["sort"] == "g"
     assert any("Ranked by **G**" in c and "not R2MED's own, which is mean" in c for c in texts(at, "caption"))
     intro = " ".join(texts(at, "markdown"))
-    assert "RAR-b by G" in intro and "R2MED by the mean" in intro
+    assert "RAR-b by G" in intro and "R2MED and CRUMB by the mean" in intro
 
 
 def test_policy_swaps_and_precision_kinds_are_said_on_the_shipped_pooled_board(open_url):
     at = open_url(SHIPPED, params=POOLED)
     assert_clean(at)
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"),
+                                       uncertainty=False)
     assert len(board.policy_swaps), "the shipped case: uniform-random and constant swap under docid-desc"
     warnings = " ".join(texts(at, "warning"))
     for pair in board.policy_swaps.itertuples():
@@ -152,6 +328,26 @@ def test_policy_swaps_and_precision_kinds_are_said_on_the_shipped_pooled_board(o
     kinds = " ".join(texts(at, "info"))
     assert "(inference)" in kinds and "(native)" in kinds and "tiebreak-run/bm25s" in kinds
     assert set(at.dataframe[0].value["precision_kind"].dropna()) == {"inference", "native"}
+
+
+def test_the_ties_notice_names_the_column_whose_ranges_start_that_high(open_url):
+    """Ties alone lift BM25 and the constant scorer to #1 on these tasks: the notice names the table's column of
+    those ranges by its header — "Ranks" when the lens control shows these tasks, the other header when it shows
+    new tasks like these (whose "Ranks" for the constant scorer read 7–8)."""
+    import json
+
+    for lens in ("queries", "tasks"):
+        at = open_url(SHIPPED, params={**POOLED, "lens": lens})
+        assert_clean(at)
+        notice = next(w for w in texts(at, "warning") if w.startswith("Ties alone"))
+        named = re.search(r"\*\*([^*]+)\*\* start that high", notice).group(1)
+        grid = at.dataframe[0]
+        labels = {spec.get("label"): name for name, spec in json.loads(grid.proto.columns).items()}
+        column = labels[named]
+        table = grid.value.set_index("system")
+        for system in ("tiebreak-run/bm25s", "tiebreak-run/constant"):
+            assert system in notice and re.match(r"1(–|$)", table.at[system, column]), (lens, column, system)
+        assert column == "queries_ranks", "the ranges that count ties against a claim"
 
 
 def test_provenance_names_repository_commit_and_snapshot(open_url):
@@ -164,40 +360,68 @@ def test_provenance_names_repository_commit_and_snapshot(open_url):
 def test_exports_carry_every_row_with_integer_ranks():
     from evalcore.csv_export import to_csv_text
 
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None))
     meta = Store(SHIPPED).systems(benchmark="rar-b")
     rows = boards.export_rows(board, meta, pd.Series(dtype=object))
     assert len(rows) == len(board.ranked) + len(board.incomplete)
     assert rows["system"].tolist() == board.rows()["system"].tolist()
     assert rows["complete"].tolist() == [True] * len(board.ranked) + [False] * len(board.incomplete)
     assert rows["reference"].notna().any() and rows["source"].eq("mteb-results@f4cc6c8").all()
-    csv = to_csv_text(rows).splitlines()
-    assert re.match(r"^1,,,", csv[1]), "shared rank 1, no rank interval without per-query data"
-    header = csv[0].split(",")
-    first = dict(zip(header, csv[1].split(",")))
-    assert first["G"] and first["combined_lo"] == "" and first["combined_hi"] == "", \
-        "task-level scores only: no interval, not a zero-width one at the point"
-    pooled = Store(SHIPPED).leaderboard(Condition("rar-b", setting="full-pooled", instruction=None), bootstrap=0)
+    assert rows["level"].eq(0.95).all() and rows["ranks"].eq("marginal").all(), "each row names its level and kind"
+    csv = list(__import__("csv").DictReader(to_csv_text(rows).splitlines()))
+    integers = [c for c in boards.INTEGER_COLUMNS if c in csv[0]]
+    assert {"rank", "queries_rank_lo", "queries_rank_hi", "queries_tier", "tasks_rank_lo", "tasks_rank_hi",
+            "tasks_tier"} <= set(integers)
+    for column in integers:  # "1", never "1.0"; empty where a row is not ranked
+        ranked = [row[column] for row in csv[:len(board.ranked)]]
+        assert all(re.fullmatch(r"\d+", value) for value in ranked), (column, ranked[:5])
+        assert all(row[column] in ("", "0") or column == "n_tasks" for row in csv[len(board.ranked):]), column
+    first = csv[0]
+    assert first["rank"] == "1" and first["queries_rank_lo"] == "1"
+    assert first["G"] and first["G_min"] == "" and first["G_max"] == "", \
+        "task-level scores only: no tie range, not a zero-width one at the point"
+    assert float(first["queries_lo"]) < float(first["G"]) < float(first["queries_hi"]), "but an interval"
+    pooled = Store(SHIPPED).leaderboard(Condition("rar-b", setting="full-pooled", instruction=None))
     tied = boards.export_rows(pooled, meta, pd.Series(dtype=object)).set_index("system")
-    assert tied.at["tiebreak-run/constant", "combined_hi"] == 1.0, "a tie range alone is an interval"
+    assert tied.at["tiebreak-run/constant", "queries_hi"] == 1.0, "a tie range to 1 reaches the interval's end"
     latex = tables.latex_table(boards.latex_rows(board), "caption", [board.ranked_by])
-    assert "1.0000" not in latex.split("\\midrule")[1].split(" & ")[0]
-    assert "\\resizebox{\\linewidth}" in latex, "21 columns are scaled to the page"
-    assert latex.count("not ranked") == len(board.incomplete)
+    assert latex.split("\\midrule")[1].split(" & ")[0].strip() == "1", "# printed as an integer"
+    assert "\\resizebox{\\linewidth}" in latex, "wide tables are scaled to the page"
+    assert latex.count("not ranked") == 2 * len(board.incomplete), "both lenses' ranks say so"
 
 
-def test_the_first_four_columns_fit_a_phone():
-    assert sum(boards.PHONE_WIDTHS) <= 350
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
-    table = boards.table(board, None, pd.Series(dtype=object), "g", False, False)
-    assert table.columns[:4].tolist() == ["shared_rank", "system", "G", "interval"]
+def test_the_first_columns_fit_a_phone():
+    """On a phone the first five columns take :data:`PHONE_WIDTHS`: #, the rank range, the name and the score
+    fit the screen's 390 px (less the page's margins) without scrolling sideways."""
+    assert sum(boards.PHONE_WIDTHS[:4]) <= 350
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None))
+    for lens in ("queries", "tasks"):
+        table = boards.table(board, None, pd.Series(dtype=object), "g", False, False, lens)
+        first = table.columns[:5].tolist()
+        assert first == ["rank", f"{lens}_ranks", "system", "G", f"{lens}_interval"]
+        for phone, widths in ((True, boards.PHONE_WIDTHS), (False, boards.SCREEN_WIDTHS)):
+            config = boards.column_config(board, phone, lens)
+            assert [config[column]["width"] for column in first] == list(widths), (lens, phone)
+        pinned = [c for c in table.columns if boards.column_config(board, True, lens).get(c, {}).get("pinned")]
+        assert pinned == ["rank", f"{lens}_ranks", "system"], "what stays in view when the table scrolls"
 
 
 def test_every_jargon_header_links_to_the_glossary():
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
-    config = boards.column_config(board)
-    for column in ("shared_rank", "G", "interval", "ranks", "G_min", "G_expected", "G_lo", "precision_kind"):
-        assert "glossary?term=" in config[column]["help"], column
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", setting="full-pooled", instruction=None))
+    for lens in ("queries", "tasks"):
+        other = "tasks" if lens == "queries" else "queries"
+        config = boards.column_config(board, lens=lens)
+        jargon = ("rank", "G", f"{lens}_ranks", f"{lens}_interval", f"{lens}_tier", "differs", f"{other}_ranks",
+                  f"{other}_interval", "G_min", "G_max", "G_expected", "mean", "borda", "precision_kind")
+        for column in jargon:
+            links = re.findall(r"\]\(glossary\?term=([\w-]+)#\1\)", config[column]["help"])
+            assert links and all(key in glossary.TERMS for key in links), column
+        lens_entry = "on-these-tasks" if lens == "queries" else "on-new-tasks"
+        for column in (f"{lens}_ranks", f"{lens}_interval"):
+            assert glossary.TERMS[lens_entry].text in config[column]["help"], (column, "it says which question")
+            assert f"{board.level:.0%}" in config[column]["help"]
+        assert "marginal" in config[f"{lens}_ranks"]["help"], "the kind of the rank sets is named"
+        assert glossary.TERMS["oblivious"].text in config["G"]["help"], "the score is the oblivious value"
 
 
 def test_rows_left_out_at_load_are_visible(open_url, synthetic_dir, tmp_path):
@@ -222,25 +446,27 @@ def test_rows_left_out_at_load_are_visible(open_url, synthetic_dir, tmp_path):
 
 
 def test_borda_order_says_so_and_shows_the_points_it_orders_by(open_url):
-    """Rank by "Borda count" orders the rows only (ranks stay G's): the Borda column is shown without the
-    "Show Borda count" toggle, the rows follow it, and no label says the order is G's."""
+    """Rank by "Borda count" orders the rows only (# stays G's): the Borda column is shown without the "Show
+    Borda count" toggle, the rows follow it, and # still gives each row's place by G."""
     at = open_url(SHIPPED, params={**POOLED, "sort": "borda"})
     assert_clean(at)
     table = at.dataframe[0].value
     assert "borda" in table.columns
     assert table["borda"].tolist() == sorted(table["borda"].tolist(), reverse=True)
     assert table["G"].tolist() != sorted(table["G"].tolist(), reverse=True), "the fixture must tell the orders apart"
-    assert any("rows in **Borda count** order" in c and "Rank column stays G's" in c for c in texts(at, "caption"))
-    labels = [m.label for m in at.metric]
-    assert "G of the Borda leader" in labels and "Top G" not in labels
-    assert f"Borda leader: **{table['system'].iloc[0]}**" in texts(at, "markdown")
+    assert any("rows in **Borda count** order" in c for c in texts(at, "caption"))
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"),
+                                       uncertainty=False)
+    by_g = board.ranked.set_index("system")["rank"]
+    assert table["rank"].tolist() == table["system"].map(by_g).astype(int).tolist(), "# is G's place, not Borda's"
+    assert "differs" not in table, "adjacent pairs are G's neighbours: no mark between rows in another order"
     r2med = open_url(SHIPPED, params={"bench": "r2med", "sort": "borda"})
-    assert "Mean of the Borda leader" in [m.label for m in r2med.metric], "a label starts with a capital"
+    assert_clean(r2med)
     assert any(c.startswith("R2MED · ") for c in texts(r2med, "caption")), "the condition line names R2MED so"
     assert any(h.value.startswith("First ") and "by Borda count" in h.value for h in at.subheader)
-    at.radio(key="sort").set_value("g").run()
+    at.selectbox(key="sort").set_value("g").run()
     assert "borda" not in at.dataframe[0].value.columns
-    assert "Top G" in [m.label for m in at.metric]
+    assert at.dataframe[0].value["rank"].is_monotonic_increasing
 
 
 def test_the_size_chart_accounts_for_every_ranked_system(open_url):
@@ -269,6 +495,30 @@ def test_the_size_chart_accounts_for_every_ranked_system(open_url):
     assert all(f"**{i}** {name}" in key.replace("\\", "") for i, name in enumerate(front["customdata"], start=1))
 
 
+def test_the_size_charts_front_is_what_the_lens_tells_apart(open_url):
+    """The Pareto front of "Performance vs model size" holds the sized systems that no system of no larger size is
+    surely above through the shown lens (the store's decisions, checked pair by pair here): on these tasks fewer
+    systems survive than on new tasks like these, where little is told apart."""
+    import json
+
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None))
+    sizes = Store(SHIPPED).systems(benchmark="rar-b").drop_duplicates("system").set_index("system")["n_parameters"]
+    names = board.ranked["system"].tolist()
+    sized = [s for s in names if pd.notna(sizes.get(s)) and sizes.get(s) > 0]
+    fronts = {}
+    for lens in ("queries", "tasks"):
+        at = open_url(SHIPPED, params={"chart": "size", "lens": lens})
+        assert_clean(at)
+        figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+        shown = set(figure["data"][1]["customdata"])
+        above = board.lens(lens).surely_above
+        expected = {s for s in sized if not any(
+            above[names.index(s), names.index(t)] for t in sized if t != s and sizes[t] <= sizes[s])}
+        assert shown == expected, (lens, sorted(shown ^ expected))
+        fronts[lens] = shown
+    assert len(fronts["queries"]) < len(fronts["tasks"])
+
+
 def test_exports_list_the_rows_in_the_pages_order(open_url):
     """Under 'Borda count' order the page's rows are in Borda order; the CSV and LaTeX were in mean order and
     the LaTeX had no Borda column (R2MED, reported from a browser)."""
@@ -277,7 +527,7 @@ def test_exports_list_the_rows_in_the_pages_order(open_url):
     at = open_url(SHIPPED, params={"bench": "r2med", "sort": "borda"})
     assert_clean(at)
     shown = at.dataframe[0].value["system"].tolist()
-    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), uncertainty=False)
     by_points = board.ranked.sort_values("borda", ascending=False, kind="stable")
     assert shown[0] == by_points["system"].iloc[0] and shown != board.ranked["system"].tolist(), "Borda order here"
     meta = Store(SHIPPED).systems(benchmark="r2med")
@@ -298,7 +548,7 @@ def test_a_filter_says_how_many_of_its_systems_have_results_here(open_url):
     assert_clean(at)
     store = Store(SHIPPED)
     matching = store.systems(search="e5", benchmark="rar-b")["system"].tolist()
-    board = store.leaderboard(Condition("rar-b", instruction=None), systems=matching, bootstrap=0)
+    board = store.leaderboard(Condition("rar-b", instruction=None), systems=matching, uncertainty=False)
     shown = len(board.ranked) + len(board.incomplete)
     assert 0 < shown < len(matching), "the case: some matching systems have no result here"
     line = next(c for c in texts(at, "caption") if c.startswith("Filtered to"))
@@ -306,7 +556,7 @@ def test_a_filter_says_how_many_of_its_systems_have_results_here(open_url):
     assert re.search(rf"\b{shown} of them\b", line), line
     # under one instruction state, the systems with results in that state (the board's count)
     with_instr = open_url(SHIPPED, params={"bench": "rar-b", "q": "e5", "instr": "with"})
-    board = store.leaderboard(Condition("rar-b", instruction=True), systems=matching, bootstrap=0)
+    board = store.leaderboard(Condition("rar-b", instruction=True), systems=matching, uncertainty=False)
     line = next(c for c in texts(with_instr, "caption") if c.startswith("Filtered to"))
     assert re.search(rf"\b{len(board.ranked) + len(board.incomplete)} of them\b", line), line
     plain = open_url(SHIPPED, params={"bench": "rar-b", "q": "gte"})
@@ -325,17 +575,24 @@ def test_an_unknown_licence_says_unknown_as_its_neighbours_do(open_url):
     assert table.loc[~missing, "license"].tolist() == table.loc[~missing, "system"].map(meta["license"]).tolist()
 
 
-def test_the_chart_draws_an_interval_over_tasks_for_every_row(open_url):
-    """The landing's published rows have task-level scores only; their chart was once a column of dots."""
-    for params in ({}, POOLED):
+def test_the_chart_draws_both_lenses_intervals_for_every_row(open_url):
+    """The landing's published rows have task-level scores only; their chart was once a column of dots. Each row
+    of the chart carries both lenses' intervals (in its tooltip: the store's numbers)."""
+    for params, cond in (({}, Condition("rar-b", instruction=None)),
+                         (POOLED, Condition("rar-b", setting="full-pooled", instruction=None))):
         at = open_url(SHIPPED, params=params)
         assert_clean(at)
         titles = [h.value for h in at.subheader if h.value.startswith("Top ")]
         assert len(titles) == 1 and titles[0].endswith(": G with its intervals"), titles
         page = _html(at)
         rows = page.count('class="tb-row" title=')
-        assert rows == 15 or params == POOLED
-        assert page.count("interval over tasks: ") == rows, "one task-level bar (in each row's tooltip) per row"
+        board = Store(SHIPPED).leaderboard(cond)
+        assert rows == min(15, len(board.ranked))
+        for (lens, label), band in zip(boards.LENSES.items(), ("on these tasks", "on new tasks like these")):
+            said = re.findall(rf"\n{band}: (\d\.\d{{4}}) – (\d\.\d{{4}})", page.replace("&#10;", "\n"))
+            want = [(f"{lo:.4f}", f"{hi:.4f}") for lo, hi in board.ranked[[f"{lens}_lo", f"{lens}_hi"]].head(rows)
+                    .itertuples(index=False)]
+            assert said == want, (params, lens)
 
 
 def test_borda_points_print_halves_only_where_there_are_some():
@@ -350,23 +607,23 @@ def test_borda_points_print_halves_only_where_there_are_some():
 
     assert borda_format([4.0, 2.0, 0.0]) == "%d"
     assert borda_format([3.5, 2.5, 0.0]) == "%.1f"
-    shipped = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), bootstrap=0)
+    shipped = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None), uncertainty=False)
     assert (shipped.ranked["borda"] % 1 != 0).any() and \
         dict(boards.column_config(shipped)["borda"])["type_config"]["format"] == "%.1f", "R2MED has a tie"
 
 
 def test_one_model_under_two_names_is_said_with_both_scores(open_url):
-    """R2MED's board held GritLM-7B (R2MED paper, mean 0.3112, rank 32) and GritLM/GritLM-7B (MTEB, 0.2802,
-    rank 51) — one model at two ranks — and nothing on the page said so."""
+    """R2MED's board held GritLM-7B (R2MED paper, mean 0.3112) and GritLM/GritLM-7B (MTEB, 0.2802) — one model at
+    two places — and nothing on the page said so."""
     at = open_url(SHIPPED, params={"bench": "r2med"})
     assert_clean(at)
-    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None))  # the page's resamples and seed
+    board = Store(SHIPPED).leaderboard(Condition("r2med", instruction=None))
     by_name = board.ranked.set_index("system")
     notes = [t for t in texts(at, "info") if "under the names of different sources" in t]
     assert len(notes) == 1, texts(at, "info")
     note = notes[0]
     for name in ("GritLM-7B", "GritLM/GritLM-7B"):
-        assert f"**{name}** {by_name.at[name, 'mean']:.4f} (rank {int(by_name.at[name, 'shared_rank'])})" in note
+        assert f"**{name}** {by_name.at[name, 'mean']:.4f} (#{int(by_name.at[name, 'rank'])})" in note
     assert note.startswith("4 models appear twice"), note  # GritLM, SFR-Embedding-Mistral, e5-mistral, bge-large
     assert "; and " not in note and "BM25" not in note  # four shown; BM25 and bm25s are two implementations
     pooled = open_url(SHIPPED, params=POOLED)  # one source, no repeated model: no line
@@ -396,17 +653,27 @@ def test_an_mcr_board_says_where_chance_lies(open_url):
     assert not [t for t in texts(full, "info") if t.startswith("**Chance")]
 
 
-def test_shared_ranks_are_explained_where_they_differ_from_the_point_ranks(open_url):
-    """A Rank column reading 1, 1, 2, 1 beside "Rank by G" 1–4 needs a word near the table: said exactly where
-    the shared ranks differ from the point ranks."""
+def test_the_first_column_reads_top_to_bottom_and_lies_in_every_rank_range(open_url):
+    """# is the competition rank of the point values (1, 2, 2, 4), read top to bottom without surprises, and each
+    row's # lies in its rank range through both lenses: nothing can be surely above a row without a higher point
+    value, nor surely below it without a lower one. The caption under the table says what # orders."""
     for params in ({}, POOLED, {"bench": "r2med"}):
         at = open_url(SHIPPED, params=params)
         assert_clean(at)
         table = at.dataframe[0].value
-        differ = bool((table["shared_rank"] != table["rank"]).any())
-        said = any("**Rank** is shared" in c and "1 +" in c for c in texts(at, "caption"))
-        assert said == differ, params
-        assert differ, "every shipped board has systems not told apart"
+        agg = "mean" if params.get("bench") == "r2med" else "G"
+        points = table[agg].to_numpy()
+        competition = [1 + int((points > p).sum()) for p in points]  # brute force, from the shown points
+        assert table["rank"].tolist() == competition, params
+        assert table["rank"].is_monotonic_increasing
+        board = Store(SHIPPED).leaderboard(Condition(params.get("bench", "rar-b"), setting=params.get(
+            "setting", "full"), instruction=None))
+        for lens in ("queries", "tasks"):
+            if not board.lens(lens).available:
+                continue
+            lo, hi = board.ranked[f"{lens}_rank_lo"], board.ranked[f"{lens}_rank_hi"]
+            assert ((lo <= board.ranked["rank"]) & (board.ranked["rank"] <= hi)).all(), (params, lens)
+        assert any(f"**#** orders the point values of {agg}" in c for c in texts(at, "caption")), params
 
 
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
@@ -421,31 +688,33 @@ def test_a_wide_screen_shows_system_names_a_phone_cuts():
     screen gets a System column that holds a typical name, a phone keeps the widths that fit it."""
     assert screen.on_a_phone({"User-Agent": IPHONE}) and screen.on_a_phone({"User-Agent": ANDROID})
     assert not screen.on_a_phone({"User-Agent": DESKTOP}) and not screen.on_a_phone({})
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), uncertainty=False)
     widths = {phone: boards.column_config(board, phone)["system"]["width"] for phone in (True, False)}
-    assert widths[True] == boards.PHONE_WIDTHS[1] and widths[False] >= 7 * len("Alibaba-NLP/gte-Qwen2-7B-instruct")
+    assert widths[True] == boards.PHONE_WIDTHS[2] and widths[False] >= 7 * len("Alibaba-NLP/gte-Qwen2-7B-instruct")
 
 
 def test_the_latex_download_offers_the_top_of_the_board():
     """A paper's table holds the top of a board, not 145 systems: the LaTeX download offers top 10 / 20 / 50, each
-    the ranked systems whose shared rank is that or better — more rows when the rank is shared at the cut, as on
-    the pooled board, where overlapping intervals share ranks."""
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", setting="full-pooled", instruction=False), bootstrap=200)
+    the ranked systems whose # (the point order) is that or better — more rows when points tie at the cut, as the
+    eight systems with G = 0 do at the bottom of RAR-b's board."""
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None))
     ranked = board.ranked
-    surely_better = (board.surely_above.sum(axis=1)).tolist()  # the shared rank is 1 + this
-    cut = next(n for n in range(1, len(ranked)) if sum(1 + b <= n for b in surely_better) > n)
+    points = ranked["G"].to_numpy()
+    place = {s: 1 + int((points > p).sum()) for s, p in zip(ranked["system"], points)}  # brute force
+    cut = place[board.zero_task_systems[0]]
+    assert len(board.zero_task_systems) > 1 and cut < len(ranked), "the case: points tied at the cut"
     rows = boards.latex_rows(board, top=cut)
-    assert sorted(rows["System"]) == sorted(s for s, b in zip(ranked["system"], surely_better) if 1 + b <= cut)
-    assert len(rows) > cut and (rows["Rank"] <= cut).all()
-    assert "not ranked" not in rows["Rank range (tasks)"].tolist()
+    assert sorted(rows["System"]) == sorted(s for s, p in place.items() if p <= cut)
+    assert len(rows) > cut and (rows["#"] <= cut).all()
+    for words in QUESTIONS.values():
+        assert "not ranked" not in rows[f"Ranks ({words})"].tolist()
     words = boards.top_words(board, cut)
     assert f"Top {cut} of {len(ranked)} ranked systems" in words and f"{len(rows)} rows" in words
     latex = tables.latex_table(rows, words)
     assert latex.split("\\midrule")[1].count("\\\\") == len(rows)
-    published = Store(SHIPPED).leaderboard(Condition("rar-b", instruction=None), bootstrap=0)  # no resampling:
-    top10 = boards.latex_rows(published, top=10)  # the point ranks, ten rows
-    assert top10["System"].tolist() == published.ranked["system"].head(10).tolist()
-    assert "ranks shared" not in boards.top_words(published, 10)
+    top10 = boards.latex_rows(board, top=10)  # no tie at 10: ten rows
+    assert top10["System"].tolist() == ranked["system"].head(10).tolist()
+    assert "tied at the cut" not in boards.top_words(board, 10)
 
 
 def test_the_latex_rows_choice_is_offered_beside_the_download(open_url):

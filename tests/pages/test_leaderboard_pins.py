@@ -12,7 +12,7 @@ POOLED = {"bench": "rar-b", "setting": "full-pooled", "instr": "any", "metric": 
 
 
 def _table(at):
-    return next(df for df in at.dataframe if "shared_rank" in df.value.columns)
+    return next(df for df in at.dataframe if {"rank", "system"} <= set(df.value.columns))
 
 
 def _selected(at) -> list[int]:
@@ -33,7 +33,8 @@ def _systems_in_table(at) -> list[str]:
 
 
 def test_pins_from_a_link_are_selected_and_written_back(open_url):
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"),
+                                       uncertainty=False)
     names = board.ranked["system"].tolist()
     pins = [names[4], names[0], names[2]]
     at = open_url(SHIPPED, params={**POOLED, "pin": pins})
@@ -49,7 +50,7 @@ def test_pins_from_a_link_are_selected_and_written_back(open_url):
 
 def test_a_link_naming_unknown_systems_keeps_the_known_ones_and_says_so(open_url):
     names = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"),
-                                       bootstrap=0).ranked["system"].tolist()
+                                       uncertainty=False).ranked["system"].tolist()
     at = open_url(SHIPPED, params={**POOLED, "pin": [names[1], "<script>x</script>", "no such model"]})
     assert not at.exception
     assert _all(at, "pin") == [names[1]]
@@ -59,7 +60,7 @@ def test_a_link_naming_unknown_systems_keeps_the_known_ones_and_says_so(open_url
 
 def test_more_than_eight_pins_in_a_link_are_refused_whole(open_url):
     names = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full", None, "fp32"),
-                                       bootstrap=0).ranked["system"].tolist()
+                                       uncertainty=False).ranked["system"].tolist()
     at = open_url(SHIPPED, params={"pin": names[:9]})
     assert not at.exception
     assert _all(at, "pin") == []
@@ -68,7 +69,7 @@ def test_more_than_eight_pins_in_a_link_are_refused_whole(open_url):
 
 def test_compare_pinned_opens_compare_with_the_pins_under_the_same_condition(open_url):
     names = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full-pooled", None, "fp32"),
-                                       bootstrap=0).ranked["system"].tolist()
+                                       uncertainty=False).ranked["system"].tolist()
     pins = [names[3], names[1], names[0]]
     at = open_url(SHIPPED, params={**POOLED, "pin": pins})
     next(b for b in at.button if b.label.startswith("Compare pinned")).click().run()
@@ -82,7 +83,7 @@ def test_compare_pinned_opens_compare_with_the_pins_under_the_same_condition(ope
 
 def test_one_pin_or_five_cannot_be_compared(open_url):
     names = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full", None, "fp32"),
-                                       bootstrap=0).ranked["system"].tolist()
+                                       uncertainty=False).ranked["system"].tolist()
     for pins in ([names[0]], names[:5]):
         at = open_url(SHIPPED, params={"pin": pins})
         button = next(b for b in at.button if b.label.startswith("Compare pinned"))
@@ -92,11 +93,11 @@ def test_one_pin_or_five_cannot_be_compared(open_url):
 def test_pins_with_common_tasks_rank_only_the_pins_on_the_tasks_they_share(open_url):
     store = Store(SHIPPED)
     cond = Condition("rar-b", "ndcg@10", "full", None, "fp32")
-    full = store.leaderboard(cond, bootstrap=0)
+    full = store.leaderboard(cond, uncertainty=False)
     pins = [full.incomplete["system"].iloc[0], full.ranked["system"].iloc[0], full.ranked["system"].iloc[-1]]
     at = open_url(SHIPPED, params={"pin": pins, "common": "1"})
     assert not at.exception
-    expected = store.leaderboard(cond, systems=tuple(pins), common_tasks=True, bootstrap=0)
+    expected = store.leaderboard(cond, systems=tuple(pins), common_tasks=True, uncertainty=False)
     assert sorted(_systems_in_table(at)) == sorted(expected.ranked["system"])
     assert set(expected.ranked["system"]) == set(pins)
     assert len(expected.tasks) < len(full.tasks)  # the incomplete pin drops a task: the pins' common tasks
@@ -105,7 +106,7 @@ def test_pins_with_common_tasks_rank_only_the_pins_on_the_tasks_they_share(open_
 
 def test_unpin_all_clears_the_pins_and_the_link(open_url):
     names = Store(SHIPPED).leaderboard(Condition("rar-b", "ndcg@10", "full", None, "fp32"),
-                                       bootstrap=0).ranked["system"].tolist()
+                                       uncertainty=False).ranked["system"].tolist()
     at = open_url(SHIPPED, params={"pin": names[:2]})
     next(b for b in at.button if b.label == "Unpin all").click().run()
     assert not at.exception

@@ -28,7 +28,7 @@ def test_sidebar_params_restore_every_control(open_url, synthetic_dir):
 
 @pytest.mark.parametrize("page, params", [
     ("leaderboard.py", {"sort": "borda", "mean": "1", "borda": "1", "chart": "size"}),
-    ("leaderboard.py", {"seed": "3", "resamples": "500", "level": "0.9", "common": "1"}),
+    ("leaderboard.py", {"lens": "tasks", "ranks": "simultaneous", "level": "0.9", "common": "1"}),
     ("ties-and-precision.py", {"tp_task": "PIQA", "wi_to": "fp16", "wi_scoring": "sigmoid", "instr": "without"}),
     ("rank-flips.py", {"flip_a": "bf16", "flip_b": "bf16+hps"}),
     ("mcr-vs-full.py", {"mcr_metric": "p@1", "mcr_task": "SIQA"}),
@@ -64,7 +64,7 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("key", ["bench", "metric", "setting", "instr", "prec", "ties", "q", "family",
-                                 "size_min", "open", "sort", "mean"])
+                                 "size_min", "open", "sort", "mean", "lens", "ranks", "level"])
 @pytest.mark.parametrize("kind", list(HOSTILE))
 def test_hostile_values_are_dropped_with_a_notice(open_url, synthetic_dir, key, kind):
     value = HOSTILE[kind]

@@ -212,7 +212,7 @@ def test_compare_per_task_scores_are_tie_aware(open_url):
     assert any(m.label.startswith("G (oblivious) · ") and "oblivious" in (m.help or "") for m in at.metric)
     # the headline's oblivious G and the expected G of the bars below, both on the page (only a tooltip said so)
     from evalcore.store import Condition, Store
-    board = Store(SHIPPED).leaderboard(Condition("rar-b", "p@1", "mcr", False, "fp32"), bootstrap=0)
+    board = Store(SHIPPED).leaderboard(Condition("rar-b", "p@1", "mcr", False, "fp32"), uncertainty=False)
     want = board.ranked.set_index("system")["G_expected"]
     line = next(c for c in texts(at, "caption") if c.startswith("Tie-aware expected G"))
     for name in (BM25, MINILM):

@@ -1,6 +1,6 @@
 """The Leaderboard's notice of systems that ties alone lift past others (ui.board.lifted_by_ties / ui.notices.lifted_line):
-a degenerate run whose tie range spans [0, 1] shares rank 1 with the best systems, and a first-time visitor must
-read why, not a bare "1" beside a constant scorer."""
+a degenerate run whose tie range spans [0, 1] has a rank range starting at 1 beside the best systems, and a
+first-time visitor must read why, not a bare "1–8" beside a constant scorer."""
 import math
 import re
 from pathlib import Path
@@ -65,15 +65,16 @@ def test_the_notice_words_agree_with_the_count():
     one = _line(_board([0.5, 0.4, 0.001], [0.5, 0.4, 1.0]))
     assert one.startswith("Ties alone can lift 1 system ") and "its favour" in one and "(s)" not in one
     assert re.search(r"\*\*s2\*\*\D*0\.0010 \(3rd\)\D*1\.0000 \([^)]*1st\)", one), one  # name, from, to
-    assert "**Rank range (queries + ties)**" in one, one
+    ranges = boards.column_config(_board([0.5, 0.4, 0.001], [0.5, 0.4, 1.0]), lens="queries")["queries_ranks"]
+    assert f"**{ranges['label']}**" in one, "the notice names the table's rank-range column by its header"
     two = _line(_board([0.5, 0.4, 0.3, 0.001], [0.5, 0.4, 0.45, 1.0]))
     assert "2 systems" in two and "their favour" in two and "(would be 2nd)" in two
 
 
 def test_the_pooled_board_names_bm25_and_the_constant_scorer(fresh_answers):
     """On the shipped pooled RAR-b board the constant scorer (G 0.0007, tie range 0–1) and BM25 (tie range up to
-    0.159, above MiniLM's 0.102) share rank 1 only through ties; the notice names both, and no system without
-    such a tie range."""
+    0.159, above MiniLM's 0.102) can be #1 on these tasks only through ties; the notice names both, and no system
+    without such a tie range."""
     from evalcore.store import Condition
     from ui import data
 
@@ -81,7 +82,15 @@ def test_the_pooled_board_names_bm25_and_the_constant_scorer(fresh_answers):
     board = data.leaderboard(snap, Condition("rar-b", setting="full-pooled", instruction=None))
     lifted = boards.lifted_by_ties(board)
     assert set(lifted["system"]) == {"tiebreak-run/bm25s", "tiebreak-run/constant"}
-    shared = board.ranked.set_index("system")["combined_shared_rank"]
-    assert (shared[lifted["system"]] == 1).all()  # the very rows whose "1" over queries and ties needed the words
+    rows = board.ranked.set_index("system")
+    # the very rows whose ranks on these tasks start at 1 (every tie broken in their favour) needed the words ...
+    assert (rows.loc[lifted["system"], "queries_rank_lo"] == 1).all()
+    assert rows.loc[lifted["system"], "queries_first"].all()
+    # ... although their point values are far from the top, and no tie range lifts the rows in between
+    assert (lifted["rank"] >= 5).all() and (lifted["best"] == 1).all()
+    # a row's ranks on these tasks start no higher than its tie range's best place allows (nothing whose point is
+    # below the row's max can be surely above it)
+    best = dict(zip(lifted["system"], lifted["best"]))
+    assert all(rows.at[name, "queries_rank_lo"] <= place for name, place in best.items())
     line = _line(board)
     assert re.search(r"\*\*tiebreak-run/constant\*\*\D*0\.0007 \(8th\)\D*1\.0000 \([^)]*1st\)", line), line

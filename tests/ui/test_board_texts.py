@@ -1,6 +1,6 @@
 """The Leaderboard's interval and rank-range words, built column-wise on every rerun (ui.board.interval_texts /
-ranks_texts), say exactly what the row-by-row definitions say, for every combination
-of known and missing bounds."""
+ranks_texts), say exactly what a row-by-row definition written here says, for every combination of known and
+missing bounds and for both lenses."""
 import itertools
 import math
 
@@ -15,47 +15,65 @@ NAN = math.nan
 
 def _rows() -> pd.DataFrame:
     rows = []
-    for boot, ties, ranks in itertools.product((True, False), (True, False), ("same", "range", "lo only", "none")):
+    for queries, tasks, ranks in itertools.product((True, False), (True, False), ("same", "range", "lo only", "none")):
         rows.append({
-            "G_lo": 0.41 if boot else NAN, "G_hi": 0.47 if boot else NAN,
-            "G_min": 0.40 if ties else NAN, "G_max": 0.45 if ties else NAN,
-            "combined_lo": 0.40 if (boot or ties) else NAN, "combined_hi": 0.47 if (boot or ties) else NAN,
-            "rank_lo": {"same": 3.0, "range": 2.0, "lo only": 4.0, "none": NAN}[ranks],
-            "rank_hi": {"same": 3.0, "range": 7.0, "lo only": NAN, "none": NAN}[ranks],
+            "queries_lo": 0.41234 if queries else NAN, "queries_hi": 0.46781 if queries else NAN,
+            "tasks_lo": 0.1 if tasks else NAN, "tasks_hi": 0.59991 if tasks else NAN,
+            "queries_rank_lo": {"same": 3.0, "range": 2.0, "lo only": 4.0, "none": NAN}[ranks],
+            "queries_rank_hi": {"same": 3.0, "range": 7.0, "lo only": NAN, "none": NAN}[ranks],
+            "tasks_rank_lo": {"same": 1.0, "range": 1.0, "lo only": NAN, "none": 5.0}[ranks],
+            "tasks_rank_hi": {"same": 1.0, "range": 12.0, "lo only": 9.0, "none": NAN}[ranks],
         })
     return pd.DataFrame(rows, index=range(10, 10 + len(rows)))  # an index that is not 0..n-1
 
 
-def test_interval_words_equal_the_row_definition():
+def _interval_text(row: pd.Series, lens: str) -> str:
+    """A row's interval in words: three decimals, the low end rounded down and the high end up (so the printed
+    interval holds the computed one), "—" without both ends."""
+    lo, hi = row.get(f"{lens}_lo"), row.get(f"{lens}_hi")
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return "—"
+    return f"{math.floor(round(lo * 1000, 6)) / 1000:.3f}–{math.ceil(round(hi * 1000, 6)) / 1000:.3f}"
+
+
+def _ranks_text(row: pd.Series, lens: str) -> str:
+    lo, hi = row.get(f"{lens}_rank_lo"), row.get(f"{lens}_rank_hi")
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return "—"
+    return str(int(lo)) if lo == hi else f"{int(lo)}–{int(hi)}"
+
+
+@pytest.mark.parametrize("lens", ["queries", "tasks"])
+def test_interval_words_equal_the_row_definition(lens):
     rows = _rows()
-    expected = [boards.interval_text(row, "G") for _, row in rows.iterrows()]
-    got = boards.interval_texts(rows, "G")
+    expected = [_interval_text(row, lens) for _, row in rows.iterrows()]
+    got = boards.interval_texts(rows, lens)
     assert got.index.tolist() == rows.index.tolist()
     assert got.tolist() == expected
-    assert set(expected) == {"0.400–0.470", "0.400–0.470 (no tie range)", "0.400–0.470 (ties only)",
-                             boards.NO_QUERY_DATA}
+    assert set(expected) == ({"0.412–0.468", "—"} if lens == "queries" else {"0.100–0.600", "—"})
+    assert boards.NO_VALUE == "—"
 
 
-def test_rank_words_equal_the_row_definition():
+@pytest.mark.parametrize("lens", ["queries", "tasks"])
+def test_rank_words_equal_the_row_definition(lens):
     rows = _rows()
-    expected = [boards.ranks_text(row) for _, row in rows.iterrows()]
-    assert boards.ranks_texts(rows).tolist() == expected
-    assert set(expected) == {"3 (robust)", "2–7", boards.NO_QUERY_DATA}
-    combined = rows.rename(columns={"rank_lo": "combined_rank_lo", "rank_hi": "combined_rank_hi"})
-    assert boards.ranks_texts(combined, "combined_").tolist() == expected
-    assert boards.ranks_texts(combined).tolist() == [boards.NO_QUERY_DATA] * len(rows)
+    expected = [_ranks_text(row, lens) for _, row in rows.iterrows()]
+    got = boards.ranks_texts(rows, lens)
+    assert got.index.tolist() == rows.index.tolist()
+    assert got.tolist() == expected
+    assert set(expected) == ({"3", "2–7", "—"} if lens == "queries" else {"1", "1–12", "—"})
 
 
-def test_task_interval_words_hold_the_interval():
-    rows = pd.DataFrame({"G_task_lo": [0.1234, NAN], "G_task_hi": [0.5678, NAN]})
-    assert boards.task_interval_texts(rows, "G").tolist() == ["0.123–0.568", "—"]
-    assert boards.coverage_texts(pd.DataFrame({"n_tasks": [17, 3]}), 17).tolist() == ["17 of 17", "3 of 17"]
+def test_coverage_words_count_the_boards_tasks():
+    assert boards.coverage_texts(pd.DataFrame({"n_tasks": [17, 3, NAN]}), 17).tolist() == ["17 of 17", "3 of 17",
+                                                                                          "—"]
 
 
 def test_columns_absent_read_as_unknown():
-    rows = pd.DataFrame({"combined_lo": [0.1], "combined_hi": [0.2]})
-    assert boards.interval_texts(rows, "mean").tolist() == [boards.interval_text(rows.iloc[0], "mean")]
-    assert boards.ranks_texts(rows).tolist() == [boards.NO_QUERY_DATA]
+    rows = pd.DataFrame({"queries_lo": [0.1], "queries_hi": [0.2]})
+    assert boards.interval_texts(rows, "queries").tolist() == ["0.100–0.200"]
+    assert boards.interval_texts(rows, "tasks").tolist() == [boards.NO_VALUE]
+    assert boards.ranks_texts(rows, "queries").tolist() == [boards.NO_VALUE]
 
 
 def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
@@ -71,7 +89,7 @@ def test_the_remembered_pointer_equals_the_computed_one(fresh_answers):
                   Condition("rar-b", metric="p@1", setting="mcr", instruction=None)]
     pointers = set()
     for cond in conditions:
-        board = data.leaderboard(snap, cond, bootstrap=0)
+        board = data.leaderboard(snap, cond, uncertainty=False)
         expected = boards.per_query_pointer(data.coverage(snap), cond, board)
         assert boards.pointer_for(snap, cond, board) == expected
         assert boards.pointer_for(snap, cond, board) == expected  # remembered
@@ -100,9 +118,9 @@ def test_the_pointer_counts_the_systems_its_link_shows(fresh_answers):
 
     snap = data.snapshot(Path(__file__).resolve().parents[2] / "data")
     for cond in (Condition("rar-b", instruction=None), Condition("r2med", instruction=None)):
-        pointer = boards.per_query_pointer(data.coverage(snap), cond, data.leaderboard(snap, cond, bootstrap=0))
+        pointer = boards.per_query_pointer(data.coverage(snap), cond, data.leaderboard(snap, cond, uncertainty=False))
         if pointer.cond is None:
             continue
-        linked = data.leaderboard(snap, pointer.cond, bootstrap=0)
+        linked = data.leaderboard(snap, pointer.cond, uncertainty=False)
         shown = int(linked.ranked["has_query_data"].sum()) + len(linked.incomplete)
         assert pointer.n_systems == int(linked.ranked["has_query_data"].sum()) == shown, (cond, pointer)

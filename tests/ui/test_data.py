@@ -38,20 +38,27 @@ def test_a_question_is_answered_once_however_it_is_spelled(synthetic_dir, fresh_
     snap = data.snapshot(synthetic_dir)
     first = data.leaderboard(snap, COND)
     for again in (data.leaderboard(snap, COND, systems=None), data.leaderboard(snap, cond=COND),
-                  data.leaderboard(snap, COND, bootstrap=data.LEADERBOARD_BOOTSTRAP, systems=None)):
+                  data.leaderboard(snap, COND, level=0.95, ranks="marginal", systems=None)):
         pd.testing.assert_frame_equal(again.ranked, first.ranked)
     assert counted["leaderboard"] == 1
     data.leaderboard(snap, COND, systems=["e5-small", "bge-large"])
     data.leaderboard(snap, COND, systems=("e5-small", "bge-large"))
     assert counted["leaderboard"] == 2, "a list and a tuple of the same systems are the same question"
-    data.leaderboard(snap, COND, bootstrap=0)
-    assert counted["leaderboard"] == 3
+    data.leaderboard(snap, COND, ranks="simultaneous")
+    assert counted["leaderboard"] == 3, "another kind of rank sets is another question"
+    data.leaderboard(snap, COND, level=0.9)
+    assert counted["leaderboard"] == 4, "another level is another question"
 
 
 def test_an_answer_equals_the_stores(synthetic_dir, fresh_answers):
-    board = data.leaderboard(data.snapshot(synthetic_dir), COND)
-    direct = Store(synthetic_dir).leaderboard(COND, bootstrap=data.LEADERBOARD_BOOTSTRAP)
-    pd.testing.assert_frame_equal(board.ranked, direct.ranked)
+    snap = data.snapshot(synthetic_dir)
+    for options in ({}, {"ranks": "simultaneous", "level": 0.9}):
+        board = data.leaderboard(snap, COND, **options)
+        direct = Store(synthetic_dir).leaderboard(COND, **options)
+        pd.testing.assert_frame_equal(board.ranked, direct.ranked)
+        assert (board.level, board.ranks) == (direct.level, direct.ranks)
+        for name, lens in direct.lenses.items():
+            pd.testing.assert_frame_equal(board.lens(name).adjacent, lens.adjacent)
 
 
 def test_no_shared_per_query_data_is_an_answer_not_an_error(synthetic_dir, fresh_answers, counted):

@@ -60,8 +60,8 @@ def _fill_every_memo(synthetic_dir: Path, tmp_path: Path, monkeypatch) -> list:
     session: dict = {}
     monkeypatch.setattr(upload, "_session", lambda: session)
     upload.remember(("a question",), lambda: 1)
-    intervals.resamples(3)
     catalogue._bounded("ndcg@10")
+    intervals.resamples(3)
     return [middleware]
 
 

@@ -89,6 +89,22 @@ def test_remembered_precision_labels_and_need_rows_equal_the_computed_ones(fresh
         pd.testing.assert_frame_equal(sidebar.need_rows(snap, rows), rows(coverage))
 
 
+def test_a_precision_nobody_recorded_is_labelled_so(fresh_answers):
+    """Published rows (MTEB, the R2MED paper) do not record the precision they were run at: their precision's label
+    says so, while one with per-query files names their kinds (the conditions table says which is which)."""
+    from ui import data
+
+    snap = data.snapshot(ROOT / "data")
+    conditions = data.facets(snap)["conditions"]
+    seen = set()
+    for (bench, setting, precision), rows in conditions.groupby(["benchmark", "setting", "precision"]):
+        label = sidebar.precision_label(snap, conditions, {"benchmark": bench, "setting": setting}, precision)
+        published = not rows["has_query_data"].astype(bool).any()
+        assert label.startswith(precision) and ("not recorded" in label) == published, (bench, setting, label)
+        seen.add(published)
+    assert seen == {True, False}, "the shipped data have both"
+
+
 def test_matching_rows_equal_the_pandas_definition():
     """sidebar._Rows (numpy and sets) keeps the rows a pandas mask keeps, 'any' instruction
     matching every state and a missing instruction matching no flag, and lists a field's values as the pandas
