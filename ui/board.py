@@ -78,8 +78,8 @@ def ranking_line(board: Leaderboard, benchmark: str, order: str = "") -> str:
     own = official_aggregate(benchmark)
     name = benchmark_name(benchmark)
     whose = f"{name}'s own aggregate" if board.ranked_by == own else f"not {name}'s own, which is {own}"
-    rows = (f" · rows in **Borda count** order (points from each task's ranking, the Borda column); the Rank "
-            f"column stays {board.ranked_by}'s" if order == "borda" else "")
+    rows = (f" · rows in **Borda count** order (points from each task's ranking, the Borda column); the # "
+            f"column and the rank ranges stay {board.ranked_by}'s" if order == "borda" else "")
     why = f" · **#** orders the point values of {board.ranked_by}; the rank ranges say which ranks each row can take"
     declared = "" if board.declared_tasks is not None else " · tasks: those present in the data (no manifest)"
     return (f"Ranked by **{board.ranked_by}** ({AGGREGATES[board.ranked_by]}; {whose}){rows}{why} · tie policy of "

@@ -376,7 +376,7 @@ def json_record(board: "Leaderboard", cond, digits: int = 6) -> dict:
     return {"condition": dict(cond.__dict__), "ranked_by": board.ranked_by, "tasks": board.tasks,
             "task_names": board.task_names, "ranked": records(rows.head(len(board.ranked))),
             "incomplete": records(board.incomplete),
-            "uncertainty": _uncertainty_record(board, records),
+            "uncertainty": _uncertainty_record(board, records, digits),
             "common_tasks": None if board.common_tasks is None else dict(board.common_tasks.__dict__),
             "tasks_without_results": board.tasks_without_results, "notes": board.notes,
             "zero_task_systems": board.zero_task_systems,
@@ -395,7 +395,7 @@ def summary_columns(ranked_by: str, lens: str = "queries") -> list[str]:
     return columns
 
 
-def _uncertainty_record(board: "Leaderboard", records) -> dict | None:
+def _uncertainty_record(board: "Leaderboard", records, digits: int = 6) -> dict | None:
     """The JSON's uncertainty: the level and kind of the rank sets, and per lens what it answers, whether it can
     speak of this board (and why not), how many adjacent pairs differ (each pair's test; the strongest pair when
     none does), who could be #1 and how many tiers."""
@@ -409,7 +409,9 @@ def _uncertainty_record(board: "Leaderboard", records) -> dict | None:
             record.update({
                 "n_adjacent_differ": lens.n_differ, "n_adjacent": lens.n_pairs, "n_tested": lens.n_tested,
                 "test": "two-sided, differs only with the upper system ahead, Holm-adjusted", "adjacent": records(lens.adjacent),
-                "strongest_when_none_differ": lens.strongest,
+                "strongest_when_none_differ": None if lens.strongest is None else {
+                    key: round(value, digits) if isinstance(value, float) else value
+                    for key, value in lens.strongest.items()},
                 "could_be_first": ranked.loc[ranked[f"{name}_first"].astype(bool), "system"].tolist(),
                 "n_tiers": int(ranked[f"{name}_tier"].max()) if len(ranked) else 0})
         lenses[name] = record
