@@ -136,16 +136,10 @@ def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
 
 
 def _data_dir(text: str | None):
-    """The data directory, or InputError when it is missing or not a folder."""
-    from evalcore.errors import InputError
-    from evalcore.store import data_dir
+    """The data directory, or InputError when it is missing, not a folder or unreadable."""
+    from evalcore.store.catalogue import checked_data_dir
 
-    path = data_dir(text)
-    if not path.exists():
-        raise InputError("data directory not found (expected a folder of result parquet files)", path)
-    if not path.is_dir():
-        raise InputError("not a folder: --data expects the data directory that holds the parquet files", path)
-    return path
+    return checked_data_dir(text)
 
 
 def _options(conditions: "pd.DataFrame", column: str, **equal) -> list:

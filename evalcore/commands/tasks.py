@@ -37,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalcore.store import data_dir
+    from evalcore.store.catalogue import checked_data_dir
 
-    folder = data_dir(args.data)
+    folder = checked_data_dir(args.data)
     if args.tasks_action == "export":
         from evalcore.candidate import export_tasks
 
