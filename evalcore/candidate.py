@@ -233,13 +233,21 @@ def export_zip(data_dir: str | Path, benchmark: str, setting: str) -> bytes:
 
 
 # -- 2. reading a candidate --------------------------------------------------------------------------------
-def _task_of(file_name: str) -> str:
-    """``ARCChallenge.trec.gz`` -> ``ARCChallenge``."""
+MTEB_PREDICTIONS_SUFFIX = "_predictions"  # mteb saves a task's run as {task}_predictions.json
+
+
+def _task_of(file_name: str, tasks: Sequence[str] = ()) -> str:
+    """``ARCChallenge.trec.gz`` -> ``ARCChallenge``; mteb's ``ARCChallenge_predictions.json`` too when the stem
+    without ``_predictions`` is one of ``tasks``."""
     name = Path(file_name).name
     if name.lower().endswith(".gz"):
         name = name[:-3]
     stem, dot, suffix = name.rpartition(".")
-    return stem if dot and f".{suffix.lower()}" in RUN_SUFFIXES else name
+    task = stem if dot and f".{suffix.lower()}" in RUN_SUFFIXES else name
+    if task not in tasks and task.endswith(MTEB_PREDICTIONS_SUFFIX) \
+            and task[: -len(MTEB_PREDICTIONS_SUFFIX)] in tasks:
+        return task[: -len(MTEB_PREDICTIONS_SUFFIX)]
+    return task
 
 
 def _is_table_file(file_name: str) -> bool:
@@ -348,12 +356,30 @@ def _renamed(exc: InputError, real: Path, shown: str) -> InputError:
     return InputError(str(exc).replace(str(real), shown))
 
 
-def _read_columns(path: Path, shown: str, with_task: bool):
-    """(run table qid/docid/score, task column or None, line numbers) of one file, checked by the engine's
-    readers (:func:`evalcore.formats.read_run_rows`): column count, ids, finite scores, encoding, size."""
-    from evalcore.formats import read_run_rows
+def _read_parts(path: Path, shown: str, inputs: TaskInputs, task: str | None):
+    """One file's run by task, checked by the engine's readers (:func:`evalcore.formats.read_run_parts`: column
+    count, ids, finite scores, encoding, size, (qid, docid) once per task): {task: (run, line numbers)}. A file
+    of one task (``task``) may have a task column holding only that task; a table's rows are split by its task
+    column. ``benchmark`` / ``setting`` columns, where present, select the inputs' own (a file holding other
+    settings is read for this one; one without rows of it is refused), so tasks and settings are never pooled."""
+    from evalcore.formats import Selection, read_run_parts
+    from evalcore.formats.lines import short_repr
 
-    return read_run_rows(path, name=shown, group_column=TASK_COLUMN if with_task else None)
+    select = Selection(benchmark=inputs.benchmark, task=task, setting=inputs.setting)
+    parts = read_run_parts(path, select=select, name=shown)
+    if task is not None:
+        return {task: parts.single()}
+    if TASK_COLUMN not in parts.columns:
+        raise InputError(f"expected a {TASK_COLUMN} column (a table of several tasks: columns {TASK_COLUMN}, qid, docid, "
+                         f"score), or a file named by its task (e.g. {inputs.tasks[0]}.trec)", path)
+    by_task = {}
+    at = parts.columns.index(TASK_COLUMN)
+    for key, (run, numbers) in parts.tables.items():
+        if key[at] not in inputs.tasks:
+            raise InputError(f"unknown task {short_repr(key[at])}: expected one of {', '.join(inputs.tasks)}",
+                             path, numbers.of(0))
+        by_task[key[at]] = (run, numbers)
+    return {t: by_task[t] for t in inputs.tasks if t in by_task}
 
 
 def _first_unknown(values, known: pd.Series) -> int | None:
@@ -398,15 +424,13 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
     ``[(file name, bytes), ...]`` (one table with a task column, or one file per task). Every problem is one
     :class:`InputError` naming the file (its name as given) and line. Nothing is written (uploads are read
     from anonymous in-memory files, released before returning)."""
-    from evalcore import formats
-
     byte_limit, row_limit = UPLOAD_BYTES.value(), RUN_ROWS.value()
     files, scratch = _files_of(source, byte_limit)
     try:
         runs: dict[str, pa.Table] = {}
         shown_of: dict[str, str] = {}
         rows = 0
-        single_table = len(files) == 1 and _task_of(files[0][0]) not in inputs.tasks
+        single_table = len(files) == 1 and _task_of(files[0][0], inputs.tasks) not in inputs.tasks
         for shown, path in files:
             try:
                 if single_table:
@@ -414,24 +438,21 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
                         raise InputError(f"not a run named by a task of {inputs.benchmark} (expected files "
                                          f"{', '.join(t + '.trec' for t in inputs.tasks[:2])}, …) nor a table "
                                          "with a task column (.parquet, .csv, .tsv, .jsonl)", path)
-                    run, task_column, numbers = _read_columns(path, shown, with_task=True)
-                    pieces = _split_by_task(run, task_column, numbers, inputs, path)
+                    pieces = _read_parts(path, shown, inputs, None)
                 else:
-                    task = _task_of(shown)
+                    task = _task_of(shown, inputs.tasks)
                     if task not in inputs.tasks:
                         raise InputError(f"not a task of {inputs.benchmark}: expected files named by the task "
                                          f"({', '.join(inputs.tasks)}), e.g. {inputs.tasks[0]}.trec", path)
                     if task in runs:
                         raise InputError(f"a second run of task {task} (the first: {Path(shown_of[task]).name})",
                                          path)
-                    run, _, numbers = _read_columns(path, shown, with_task=False)
-                    pieces = {task: (run, numbers)}
+                    pieces = _read_parts(path, shown, inputs, task)
                 for task, (run, numbers) in pieces.items():
                     rows += run.num_rows
                     if rows > row_limit:
                         raise InputError(f"too many rows: the candidate holds more than {row_limit:,.0f} "
                                          f"({RUN_ROWS.variable})", path, numbers.of(run.num_rows - 1))
-                    formats.check_unique_pairs(run, path, numbers)
                     _check_ids(run, task, inputs, str(path), numbers)
                     runs[task] = run.select(["qid", "docid", "score"])
                     shown_of[task] = shown
@@ -447,26 +468,6 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
     finally:
         if scratch is not None:
             scratch.close()
-
-
-def _split_by_task(run: pa.Table, task_column: pa.Array, numbers, inputs: TaskInputs, path: Path) -> dict:
-    """A table with a task column as one (run, line numbers) per task; an unknown task is an error at its line."""
-    from evalcore.formats import LineNumbers
-    from evalcore.formats.lines import short_repr
-
-    bad = _first_unknown(task_column, pd.Series(list(inputs.tasks)))
-    if bad is not None:
-        raise InputError(f"unknown task {short_repr(task_column[bad].as_py())}: expected one of "
-                         f"{', '.join(inputs.tasks)}", path, numbers.of(bad))
-    lines = numbers.first + np.arange(run.num_rows, dtype=np.int64) if numbers.array is None else numbers.array
-    pieces = {}
-    codes = pc.dictionary_encode(task_column)
-    names = codes.dictionary.to_pylist()
-    indices = codes.indices.to_numpy(zero_copy_only=False)
-    for code, task in enumerate(names):
-        rows = np.flatnonzero(indices == code)
-        pieces[task] = (run.take(pa.array(rows)), LineNumbers(0, lines[rows]))
-    return {task: pieces[task] for task in inputs.tasks if task in pieces}
 
 
 # -- 3. evaluating it --------------------------------------------------------------------------------------
