@@ -7,9 +7,11 @@ dashboard's "Evaluate your run" view both call these):
 1. :func:`task_inputs` reads ``<data>/tasks/<benchmark>/`` (written by ``scripts/make_task_texts.py``: queries,
    documents, candidates, qrels; footer key ``tiebreak.tasks``) for one setting (``mcr`` or ``full-pooled``);
    :func:`export_tasks` writes them per task as ``<out>/<task>/queries.jsonl`` (``qid``, ``text``,
-   ``instruction``) and ``<out>/<task>/candidates.jsonl`` (MCR: ``qid``, ``docid``, ``text`` — each query's own
-   candidates; full-pooled: ``docid``, ``text`` — the task's pool, which every query ranks), with exactly the
-   ids the shipped results use. It never overwrites a file.
+   ``instruction``), ``<out>/<task>/candidates.jsonl`` (MCR: ``qid``, ``docid``, ``text`` — each query's own
+   candidates; full-pooled: ``docid``, ``text`` — the task's pool, which every query ranks) and
+   ``<out>/<task>/qrels.json`` (the task's judgements, ``{qid: {docid: grade}}``), with exactly the ids the shipped
+   results use, and ``<out>/README.txt`` (the files and the commands that score a run with the board's metrics).
+   It never overwrites a file.
 2. The user scores them with any model and writes a run per task in any run format the engine reads (TREC,
    TSV, CSV, JSON lines, parquet; ``.gz`` too): a folder of files named by the task (``ARCChallenge.trec``), or
    one parquet / CSV / TSV / JSON-lines file with a ``task`` column. :func:`read_candidate` reads and checks it
@@ -55,7 +57,8 @@ SETTING_TIE_POLICIES: dict[str, tuple[str, ...]] = {"mcr": ("docid-desc", "input
 """Tie policies of the oblivious values: those the shipped real runs of the setting carry (the store ranks by
 each)."""
 TASK_FILES = ("queries", "documents", "candidates", "qrels")
-EXPORT_FILES = ("queries.jsonl", "candidates.jsonl")
+EXPORT_FILES = ("queries.jsonl", "candidates.jsonl", "qrels.json")
+EXPORT_README = "README.txt"
 RUN_SUFFIXES = (".trec", ".run", ".res", ".txt", ".tsv", ".csv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".jsonl", ".ndjson", ".json")
 TASK_COLUMN = "task"
@@ -201,9 +204,14 @@ def export_tasks(data_dir: str | Path, benchmark: str, setting: str, out_dir: st
 
 def export_files(data_dir: str | Path, benchmark: str, setting: str) -> dict[str, bytes]:
     """What :func:`export_tasks` writes, in memory: ``"<task>/queries.jsonl"`` / ``"<task>/candidates.jsonl"``
-    -> UTF-8 JSON lines (one object per line, ``\\n`` ends)."""
+    -> UTF-8 JSON lines (one object per line, ``\\n`` ends); ``"<task>/qrels.json"`` -> the task's shipped
+    judgements for this setting as nested JSON ``{qid: {docid: grade}}`` (what pytrec_eval, ranx and
+    ``evalcore evaluate --qrels`` read, so a run can be scored and checked without the data folder); and
+    ``README.txt``: what the files are and the commands that score a run as the board does."""
+    from evalcore.formats.nested import nested_lines, run_groups
+
     inputs = task_inputs(data_dir, benchmark, setting)
-    files: dict[str, bytes] = {}
+    files: dict[str, bytes] = {EXPORT_README: export_readme(inputs).encode("utf-8")}
     for task in inputs.tasks:
         queries = inputs.queries[inputs.queries["task"] == task][["qid", "text", "instruction"]]
         if inputs.setting == "mcr":
@@ -213,7 +221,38 @@ def export_files(data_dir: str | Path, benchmark: str, setting: str) -> dict[str
         for name, frame in (("queries.jsonl", queries), ("candidates.jsonl", candidates)):
             files[f"{task}/{name}"] = "".join(json.dumps(record, ensure_ascii=False) + "\n"
                                               for record in frame.to_dict(orient="records")).encode("utf-8")
+        judged = inputs.qrels[inputs.qrels["task"] == task]
+        qrels = pa.table({"qid": pa.array(judged["qid"], pa.string()), "docid": pa.array(judged["docid"], pa.string()),
+                          "relevance": pa.array(judged["relevance"], pa.int64())})
+        files[f"{task}/qrels.json"] = "".join(nested_lines(run_groups(qrels))).encode("utf-8")
     return files
+
+
+def export_readme(inputs: TaskInputs) -> str:
+    """The export's ``README.txt``: its files and the commands that score a run with the board's metrics."""
+    metrics = SETTING_METRICS[inputs.setting]
+    candidates = ("qid, docid, text: each query's own candidates" if inputs.setting == "mcr"
+                  else "docid, text: the task's pool, which every query ranks")
+    first = inputs.tasks[0]
+    import textwrap
+
+    accuracy = " (multiple-choice accuracy)" if inputs.setting == "mcr" else ""
+    prose = textwrap.fill(
+        f"Score them with your model and write one run per task named by the task ({first}.trec, or any run "
+        f"format evalcore reads: TSV, CSV, JSON lines, nested JSON {{qid: {{docid: score}}}}, parquet; .gz too), "
+        f"or one table with a task column. The shipped results of {inputs.setting} carry {metrics[0]}{accuracy} "
+        f"and {', '.join(metrics[1:])}. Check one task:", 100)
+    return (f"{inputs.benchmark} {inputs.setting}: the inputs of its {len(inputs.tasks)} tasks, written by "
+            f"`evalcore tasks export` (tiebreak).\n\n"
+            f"Per task (folder TASK/):\n"
+            f"  queries.jsonl     qid, text, instruction\n"
+            f"  candidates.jsonl  {candidates}\n"
+            f"  qrels.json        the judgements {{qid: {{docid: grade}}}} (pytrec_eval, ranx and evalcore read it)\n\n"
+            f"{prose}\n\n"
+            f"  evalcore evaluate --run {first}.trec --qrels {first}/qrels.json --metrics {','.join(metrics)}\n\n"
+            f"and see where the run lands on the board, tie-aware:\n\n"
+            f"  evalcore leaderboard --benchmark {inputs.benchmark} --setting {inputs.setting} --metric {metrics[0]} "
+            f"--candidate RUNS_FOLDER\n")
 
 
 def export_zip(data_dir: str | Path, benchmark: str, setting: str) -> bytes:
