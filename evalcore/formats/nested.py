@@ -34,7 +34,7 @@ from evalcore.formats.lines import LineNumbers
 from evalcore.formats.values import grade_problem, json_text, score_problem
 
 MTEB_META_KEY = "mteb_model_meta"
-_BATCH_ROWS = 1 << 20
+_BATCH_ROWS = 1 << 16  # rows a batch: Python objects held at once
 _TRUNCATION_MARGIN = 64  # a JSON error this close to the end of what was read may be a cut token
 
 
@@ -145,6 +145,8 @@ class _Scanner:
             if end >= len(self.text) and not self.eof and not isinstance(value, (_Pairs, list, str)):
                 self._read_on(limit, where)  # a number at the end of a block may go on
                 continue
+            if limit is not None and end - self.pos > limit:
+                raise self._too_long(limit, where)
             self.pos = end
             return value
 
@@ -153,12 +155,15 @@ class _Scanner:
         that goes on past the line length limit is refused."""
         held = len(self.text) - self.pos
         if limit is not None and held > limit:
-            raise InputError(f"{where}more than {limit:,} bytes in one JSON value ({LINE_BYTES.name}, which bounds "
-                             f"one query's object here; raise {LINE_BYTES.variable} to read it, 0 = no limit)",
-                             self.path, self.line_of(self.pos))
+            raise self._too_long(limit, where)
         while len(self.text) - self.pos < 2 * max(held, 1):
             if not self._more():
                 break
+
+    def _too_long(self, limit: int, where: str) -> InputError:
+        return InputError(f"{where}more than {limit:,} bytes in one JSON value ({LINE_BYTES.name}, which bounds one "
+                          f"query's object here; raise {LINE_BYTES.variable} to read it, 0 = no limit)",
+                          self.path, self.line_of(self.pos))
 
     def key(self, what: str) -> str:
         if self.peek() != '"':
@@ -174,6 +179,7 @@ class _Scanner:
             self.pos += 1
             return
         while True:
+            self.peek()
             line = self.line_of(self.pos)
             key = self.key(what)
             self.expect(":", f"':' after {where}{short_key(key)}")
@@ -198,7 +204,10 @@ class _Scanner:
 
 
 class _Columns:
-    """Rows gathered a batch at a time into Arrow arrays (qid, docid, value) with the line of each row."""
+    """Rows gathered a batch at a time into Arrow arrays (qid, docid, value) with the line of each row. Nothing
+    lives in Python objects past its batch (a dict of every qid seen pinned the allocator's pages between the
+    batches' short-lived strings: 2M rows cost more memory than ``json.load``); repeated qids are found once, at
+    the end, in Arrow."""
 
     def __init__(self, path: Path, kind: str):
         self.path, self.kind = path, kind
@@ -209,25 +218,22 @@ class _Columns:
         self.values: list[np.ndarray] = []
         self.rows = 0
         self.parts: list[tuple[pa.Array, pa.Array, pa.Array, np.ndarray]] = []
-        self.seen: dict[str, int] = {}
-        self.n_queries = 0
+        self.queries: list[tuple[pa.Array, np.ndarray]] = []  # every query's key and line, a batch a part
 
     def query(self, qid: str, line: int, pairs: object, where: str) -> None:
         """One query's object (``pairs``) checked and added."""
         if not isinstance(pairs, _Pairs):
             raise InputError(f"{where}{short_key(qid)}: expected an object {{docid: {self._value_name()}}}, found "
                              f"{_shown(pairs)}", self.path, line)
-        if qid in self.seen:
-            raise InputError(f"{where}{short_key(qid)}: query {short_key(qid)} appears twice (first on line "
-                             f"{self.seen[qid]})", self.path, line)
-        self.seen[qid] = line
-        self.n_queries += 1
-        if not pairs:
-            return
         limit = QUERY_ROWS.value()
         if limit is not None and len(pairs) > limit:
             raise InputError(f"{where}{short_key(qid)}: more than {limit:,} {QUERY_ROWS.unit} ({QUERY_ROWS.name}; "
                              f"raise {QUERY_ROWS.variable} to read it, 0 = no limit)", self.path, line)
+        self.qids.append(qid)
+        self.lines.append(line)
+        self.counts.append(len(pairs))
+        if not pairs:
+            return
         docids, values = zip(*pairs)
         if len(set(docids)) != len(docids):
             seen: set[str] = set()
@@ -235,9 +241,6 @@ class _Columns:
             raise InputError(f"{where}{short_key(qid)} → {short_key(repeated)}: document {short_key(repeated)} appears "
                              f"twice in query {short_key(qid)}", self.path, line)
         self.values.append(self._numbers(values, qid, docids, line, where))
-        self.qids.append(qid)
-        self.counts.append(len(docids))
-        self.lines.append(line)
         self.docids.extend(docids)
         self.rows += len(docids)
         if self.rows >= _BATCH_ROWS:
@@ -272,26 +275,44 @@ class _Columns:
         return np.array([int(v) for v in values], dtype=np.int64)  # grades written as 2.0
 
     def _flush(self) -> None:
-        if not self.rows:
+        if not self.qids:
             return
         counts = np.asarray(self.counts, dtype=np.int64)
-        positions = np.repeat(np.arange(len(counts)), counts)
-        qids = pa.array(self.qids, pa.string()).take(arrow_np.from_numpy(positions))
-        docids = pa.array(self.docids, pa.string())
-        values = arrow_np.from_numpy(np.concatenate(self.values))
-        self.parts.append((qids, docids, values, np.repeat(np.asarray(self.lines, dtype=np.int64), counts)))
+        keys = pa.array(self.qids, pa.string())
+        lines = np.asarray(self.lines, dtype=np.int64)
+        self.queries.append((keys, lines))
+        if self.rows:
+            positions = np.repeat(np.arange(len(counts)), counts)
+            self.parts.append((keys.take(arrow_np.from_numpy(positions)), pa.array(self.docids, pa.string()),
+                               arrow_np.from_numpy(np.concatenate(self.values)), np.repeat(lines, counts)))
         self.qids, self.counts, self.lines, self.docids, self.values, self.rows = [], [], [], [], [], 0
 
-    def table(self) -> tuple[pa.Table, LineNumbers]:
+    def table(self, where: str = "") -> tuple[pa.Table, LineNumbers]:
         self._flush()
+        self._check_repeated_queries(where)
         schema = RUN_SCHEMA if self.kind == "run" else QRELS_SCHEMA
         if not self.parts:
-            what = "query with a document" if self.n_queries else "query"
+            what = "query with a document" if self.queries else "query"
             raise InputError(f"empty file: expected at least one {what} ({{qid: {{docid: {self._value_name()}}}}})",
                              self.path)
-        columns = [pa.chunked_array([part[i] for part in self.parts]).combine_chunks() for i in range(3)]
+        columns = [pa.chunked_array([part[i] for part in self.parts]) for i in range(3)]
         lines = np.concatenate([part[3] for part in self.parts])
         return pa.Table.from_arrays(columns, schema=schema), LineNumbers(0, lines)
+
+    def _check_repeated_queries(self, where: str) -> None:
+        """A qid twice in the document (json would keep the last one silently): the second is named."""
+        if not self.queries:
+            return
+        keys = pa.chunked_array([k for k, _ in self.queries])
+        if pc.count_distinct(keys).as_py() == len(keys):
+            return
+        codes = arrow_np.to_numpy(pc.dictionary_encode(keys).combine_chunks().indices).astype(np.int64)
+        _, first = np.unique(codes, return_index=True)
+        repeated = int(np.flatnonzero(first[codes] != np.arange(len(codes)))[0])
+        lines = np.concatenate([lines for _, lines in self.queries])
+        qid = short_key(keys[repeated].as_py())
+        raise InputError(f"{where}{qid}: query {qid} appears twice (first on line {lines[first[codes[repeated]]]})",
+                         self.path, int(lines[repeated]))
 
 
 def read_nested(path: Path, kind: str) -> tuple[pa.Table, LineNumbers]:
@@ -302,6 +323,7 @@ def read_nested(path: Path, kind: str) -> tuple[pa.Table, LineNumbers]:
     value_name = "score" if kind == "run" else "grade"
     scanner.expect("{", f"a JSON object {{qid: {{docid: {value_name}}}}}")
     mteb_splits: list[str] = []
+    run_where = ""  # the key path of the run inside mteb's layout
     first = True
     for key, line in scanner.members("a query id"):
         if first and key == MTEB_META_KEY:  # mteb's predictions: {"mteb_model_meta": …, SUBSET: {SPLIT: run}}
@@ -319,14 +341,14 @@ def read_nested(path: Path, kind: str) -> tuple[pa.Table, LineNumbers]:
                                      f"{mteb_splits[2]}): expected one run; extract one, e.g. jq "
                                      f"'.\"{mteb_splits[1].split('/')[0]}\".\"{mteb_splits[1].split('/')[1]}\"' "
                                      f"FILE > run.json", path)
-                where = f"{short_key(key)} → {short_key(split)} → "
+                where = run_where = f"{short_key(key)} → {short_key(split)} → "
                 scanner.expect("{", f"{where}an object {{qid: {{docid: score}}}}")
                 for qid, query_line in scanner.members("a query id", where):
                     columns.query(qid, query_line, scanner.value(f"{where}{short_key(qid)}: "), where)
             continue
         columns.query(key, line, scanner.value(f"{short_key(key)}: "), "")
     scanner.end()
-    return columns.table()
+    return columns.table(run_where)
 
 
 # -- writing ---------------------------------------------------------------------------------------------
