@@ -354,16 +354,31 @@ def _files_of(source: Source, limit: float) -> tuple[list[tuple[str, Path]], _Up
     """(shown name, readable path) of each file of the candidate; uploaded bytes become in-memory files
     (:class:`_Uploads`, released by the caller) so the format readers check them as they check files."""
     if isinstance(source, (str, Path)):
+        from evalcore.formats.detection import folder_entries, path_kind
+
         path = Path(source)
-        if not path.exists():
+        kind = path_kind(path)  # a folder the user may not enter: one line, not a PermissionError
+        if kind == "missing":
             raise InputError("candidate run not found (expected a run file or a folder of runs named by task)",
                              path)
-        if path.is_dir():
-            files = sorted(p for p in path.iterdir() if not p.name.startswith(".") and p.is_file())
+        if kind == "folder":
+            files = [p for p, entry in folder_entries(path) if not p.name.startswith(".") and entry == "file"]
             if not files:
                 raise InputError("empty folder: expected one run file per task, named by the task "
                                  "(e.g. ARCChallenge.trec)", path)
             return [(str(p), p) for p in files], None
+        if kind == "other":  # a FIFO, /dev/stdin, <(command): read once within the input limits, then as a file
+            from evalcore.formats.limits import read_bytes
+
+            data = read_bytes(path, text=False)
+            if len(data) > limit:
+                raise InputError(f"too large: more than {limit:,.0f} bytes ({UPLOAD_BYTES.variable})", path)
+            scratch = _Uploads()
+            try:
+                return [(str(path), scratch.add(0, str(path), data))], scratch
+            except BaseException:
+                scratch.close()
+                raise
         return [(str(path), path)], None
     uploads = list(source)
     if not uploads:
@@ -473,7 +488,7 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
         for shown, path in files:
             try:
                 if single_table:
-                    if not _is_table_file(shown):
+                    if not _is_table_file(shown) and _task_of(shown) != Path(shown).name:  # .trec, .txt...
                         raise InputError(f"not a run named by a task of {inputs.benchmark} (expected files "
                                          f"{', '.join(t + '.trec' for t in inputs.tasks[:2])}, …) nor a table "
                                          "with a task column (.parquet, .csv, .tsv, .jsonl)", path)
