@@ -18,8 +18,8 @@ file and line.
 """
 from __future__ import annotations
 
-import gzip
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from evalcore.errors import InputError
 from evalcore.formats.columns import QRELS_SCHEMA, RUN_SCHEMA
-from evalcore.formats.detection import reading, strip_gz
+from evalcore.formats.detection import UTF8_BOM, first_bytes, json_layout, strip_gz
 from evalcore.formats.limits import input_lines, parse_json
 from evalcore.formats.lines import short_repr
 from evalcore.formats.values import grade_problem, score_problem
@@ -167,20 +167,28 @@ class CrumbRun:
         return None if self.lines is None else int(self.lines[row])
 
 
+_CRUMB_KEYS = ("query", "items", "results")
+_FIRST_KEY = re.compile(rb'^\s*\{\s*"((?:[^"\\]|\\.)*)"')
+
+
 def is_crumb_jsonl(path: Path) -> bool:
-    """Whether ``path`` holds CRUMB's nested run lines (a JSON object with ``query`` or ``items``/``results``)."""
+    """Whether ``path`` holds CRUMB's nested run lines (a JSON object with ``query`` or ``items``/``results``),
+    judged from its first 64 KiB: a first line with one of those keys is CRUMB's; a nested JSON document
+    (``{qid: {docid: score}}``, :func:`evalcore.formats.detection.json_layout`) and flat JSON lines are not."""
     if strip_gz(path).suffix.lower() not in (".jsonl", ".json", ".ndjson"):
         return False
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with reading(path), opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        for text in handle:
-            if text.strip():
-                try:
-                    first = json.loads(text)
-                except ValueError:
-                    return True  # let the CRUMB reader name the line
-                return isinstance(first, dict) and any(k in first for k in ("query", "items", "results"))
-    return False
+    head = first_bytes(path).removeprefix(UTF8_BOM)
+    first_key = _FIRST_KEY.match(head)
+    if first_key is not None and first_key.group(1).decode("utf-8", "replace") in _CRUMB_KEYS:
+        return True
+    if strip_gz(path).suffix.lower() == ".json" and json_layout(head) == "json":
+        return False
+    line = next((text for text in head.splitlines() if text.strip()), b"")
+    try:
+        first = json.loads(line)
+    except (ValueError, RecursionError):
+        return first_key is None or b'"items"' in line or b'"results"' in line  # let the CRUMB reader name the line
+    return isinstance(first, dict) and any(key in first for key in _CRUMB_KEYS)
 
 
 def read_run(path: str | Path) -> CrumbRun:

@@ -531,17 +531,19 @@ def summary_rows(per_query: pa.Table) -> list[dict]:
 
 def summarize(per_query: "pd.DataFrame") -> "pd.DataFrame":
     """Per metric: query count, mean oblivious / expected / min / max, range = max - min,
-    bias = oblivious - expected, and the share of queries with a tie straddling the cutoff."""
+    bias = oblivious - expected, and the share of queries with a tie straddling the cutoff; a result split by
+    partition columns (``task``...) is summarised per part and metric, never over the parts together."""
     import pandas as pd
 
+    by = [c for c in formats.PARTITION_COLUMNS if c in per_query.columns]
+    columns = [*by, "metric", "n_queries", "oblivious", "expected", "min", "max", "range", "bias", "tied_share"]
     if per_query.empty:
-        return pd.DataFrame(columns=["metric", "n_queries", "oblivious", "expected", "min", "max",
-                                     "range", "bias", "tied_share"])
-    grouped = per_query.groupby("metric", sort=False)
+        return pd.DataFrame(columns=columns)
+    grouped = per_query.groupby([*by, "metric"], sort=False)
     summary = grouped.agg(
         n_queries=("qid", "size"), oblivious=("oblivious", "mean"), expected=("expected", "mean"),
         min=("min", "mean"), max=("max", "mean"), tied_share=("tied_at_cutoff", "mean"),
     ).reset_index()
     summary["range"] = summary["max"] - summary["min"]
     summary["bias"] = summary["oblivious"] - summary["expected"]
-    return summary[["metric", "n_queries", "oblivious", "expected", "min", "max", "range", "bias", "tied_share"]]
+    return summary[columns]

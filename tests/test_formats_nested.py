@@ -263,3 +263,20 @@ def test_a_wrong_value_in_memory_is_refused_too() -> None:
     with pytest.raises(InputError):
         engine.evaluate_table({"q1": {"d1": float("nan")}}, {"q1": {"d1": 1}}, ["ndcg@10"])
     assert pa is not None
+
+
+def test_import_crumb_reads_a_nested_json_run_as_crumbs_own_lines(tmp_path: Path) -> None:
+    """A CRUMB run written as pytrec_eval's dict ({qid: {docid: score}}) gives the rows of the same run in CRUMB's
+    own JSON lines (large single-line documents are told from CRUMB's lines by their first 64 KiB)."""
+    from evalcore import crumb
+
+    crumb_dir = Path(__file__).parent / "fixtures" / "crumb"
+    lines = crumb_dir / "runs" / "minilm" / "legal_qa_minilm.jsonl"
+    as_dict = {}
+    for text in lines.read_text().splitlines():
+        record = json.loads(text)
+        as_dict[record["query"]["id"]] = {item["id"]: item["score"] for item in record["items"]}
+    nested = tmp_path / "legal_qa_minilm.json"
+    nested.write_text(json.dumps(as_dict))
+    expected = crumb.evaluate_task(lines, crumb_dir, "legal_qa")
+    assert crumb.evaluate_task(nested, crumb_dir, "legal_qa").equals(expected)

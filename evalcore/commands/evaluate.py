@@ -66,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from evalcore.spark import evaluate_spark_paths
 
+        if selection_of(args).items():
+            raise InputError("--task / --setting / --benchmark select a part of a local run or qrels file; with "
+                             "--engine spark give files of one task (a qrels file of several is refused)")
+
         summary = evaluate_spark_paths(args.run, args.qrels, metrics, policy, master=args.master,
                                        per_query_out=args.per_query, include_missing=args.include_missing,
                                        maxp=args.maxp)

@@ -1,7 +1,9 @@
-"""Readers and writers for runs and qrels: TREC text, BEIR tsv, jsonl, CSV/TSV and parquet.
+"""Readers and writers for runs and qrels: TREC text, BEIR tsv, JSON lines, nested JSON ``{qid: {docid: value}}``,
+CSV/TSV and parquet.
 
 Everything is columnar (pyarrow): a file becomes one string array of lines, split and cast with
-vectorised kernels; no Python object is made per row. Bad input raises
+vectorised kernels; no Python object is made per row (nested JSON, parsed by json's C scanner, holds one batch
+of rows as Python objects at a time). Bad input raises
 :class:`evalcore.errors.InputError` naming the file, the 1-based physical line (for parquet: the
 1-based row) and what was expected.
 
@@ -22,7 +24,10 @@ The package, one concern a module (this one re-exports what the rest of tiebreak
 - :mod:`~evalcore.formats.detection` which format a file is in; :mod:`~evalcore.formats.limits` what one
   input may cost (``TIEBREAK_MAX_*``);
 - :mod:`~evalcore.formats.text` text as lines; one module a format: :mod:`~evalcore.formats.trec`,
-  :mod:`~evalcore.formats.delimited` (CSV/TSV), :mod:`~evalcore.formats.jsonl`, :mod:`~evalcore.formats.parquet`;
+  :mod:`~evalcore.formats.delimited` (CSV/TSV), :mod:`~evalcore.formats.jsonl`, :mod:`~evalcore.formats.nested`
+  (one JSON document: pytrec_eval's, ranx's, mteb's), :mod:`~evalcore.formats.parquet`;
+- :mod:`~evalcore.formats.partitions` one task at a time: files with ``benchmark`` / ``task`` / ``setting`` columns
+  split by them, never pooled;
 - :mod:`~evalcore.formats.columns` schemas and column aliases; :mod:`~evalcore.formats.values` ids, scores and
   grades; :mod:`~evalcore.formats.validation` whole tables; :mod:`~evalcore.formats.lines` rows to lines;
 - :mod:`~evalcore.formats.chunks` query-aligned chunks; :mod:`~evalcore.formats.readers` the readers;

@@ -1,4 +1,6 @@
-"""What one input may cost, and reading an input within it.
+"""What one input may cost, and reading an input within it: the one reader every text input goes through
+(:func:`input_blocks`, :func:`input_lines`: runs and qrels of every text format, nested JSON, CRUMB's labels and
+runs, candidates and uploads) and the one JSON parse (:func:`parse_json`, :func:`check_json_nesting`).
 
 A text input is read whole (then split with vectorised kernels): measured on this code, a TREC run costs
 about 6x its size in memory at the peak and every line about 40 bytes more, so a small file that inflates
@@ -12,6 +14,9 @@ Each limit is an environment variable (a whole number; 0 = no limit; a malformed
 - ``TIEBREAK_MAX_BLANK_LINES`` (10,000 blank lines in a row),
 - ``TIEBREAK_MAX_QUERY_ROWS`` (10,000,000 rows for one query, on every read path: a streamed parquet run is
   not bounded as a whole, but one query's rows are evaluated at once),
+- ``TIEBREAK_MAX_JSON_DEPTH`` (100 levels of nesting in one JSON value): JSON parsers recurse per level
+  (Python's stops with a RecursionError, pyarrow's crashed the process on a line nested 100,000 deep), and no
+  input evalcore reads nests deeper than a few levels; checked on the text before a parser sees it,
 - ``TIEBREAK_FIFO_WAIT_SECONDS`` (30 s): how long a named pipe (``mkfifo``) that no process has opened for
   writing is waited for; the wait is announced on stderr, and past it the input is refused in one line. A pipe
   with a writer (``cmd | evalcore ... /dev/stdin``, ``<(cmd)``) is read however long the writer takes.

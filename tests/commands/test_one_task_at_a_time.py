@@ -212,3 +212,15 @@ def test_a_per_task_file_holding_another_task_is_refused(tmp_path: Path):
     table[table["task"] == "Alpha"].to_csv(runs / "Beta.csv", index=False)  # Alpha's rows under Beta's name
     code, _, err = cli("leaderboard", "--benchmark", "rar-b", "--setting", "mcr", "--candidate", runs, "--data", data)
     assert code == 2 and "Beta.csv: no run row of task 'Beta'" in err
+
+
+def test_summarize_keeps_the_tasks_apart(tmp_path: Path):
+    from evalcore import summarize
+
+    run = random_mcr_run(("ARCChallenge", "PIQA"))
+    per_query = engine.evaluate(run, pq.read_table(SHIPPED_QRELS).to_pandas(), ["p@1"], select=Selection(setting="mcr"))
+    summary = summarize(per_query).set_index("task")
+    for task in ("ARCChallenge", "PIQA"):
+        assert summary.loc[task, "oblivious"] == pytest.approx(pytrec_p1(run[run["task"] == task], task_qrels(task)),
+                                                                abs=1e-12)
+        assert summary.loc[task, "n_queries"] == len(task_qrels(task))
