@@ -7,9 +7,11 @@ dashboard's "Evaluate your run" view both call these):
 1. :func:`task_inputs` reads ``<data>/tasks/<benchmark>/`` (written by ``scripts/make_task_texts.py``: queries,
    documents, candidates, qrels; footer key ``tiebreak.tasks``) for one setting (``mcr`` or ``full-pooled``);
    :func:`export_tasks` writes them per task as ``<out>/<task>/queries.jsonl`` (``qid``, ``text``,
-   ``instruction``) and ``<out>/<task>/candidates.jsonl`` (MCR: ``qid``, ``docid``, ``text`` — each query's own
-   candidates; full-pooled: ``docid``, ``text`` — the task's pool, which every query ranks), with exactly the
-   ids the shipped results use. It never overwrites a file.
+   ``instruction``), ``<out>/<task>/candidates.jsonl`` (MCR: ``qid``, ``docid``, ``text`` — each query's own
+   candidates; full-pooled: ``docid``, ``text`` — the task's pool, which every query ranks) and
+   ``<out>/<task>/qrels.json`` (the task's judgements, ``{qid: {docid: grade}}``), with exactly the ids the shipped
+   results use, and ``<out>/README.txt`` (the files and the commands that score a run with the board's metrics).
+   It never overwrites a file.
 2. The user scores them with any model and writes a run per task in any run format the engine reads (TREC,
    TSV, CSV, JSON lines, parquet; ``.gz`` too): a folder of files named by the task (``ARCChallenge.trec``), or
    one parquet / CSV / TSV / JSON-lines file with a ``task`` column. :func:`read_candidate` reads and checks it
@@ -55,7 +57,8 @@ SETTING_TIE_POLICIES: dict[str, tuple[str, ...]] = {"mcr": ("docid-desc", "input
 """Tie policies of the oblivious values: those the shipped real runs of the setting carry (the store ranks by
 each)."""
 TASK_FILES = ("queries", "documents", "candidates", "qrels")
-EXPORT_FILES = ("queries.jsonl", "candidates.jsonl")
+EXPORT_FILES = ("queries.jsonl", "candidates.jsonl", "qrels.json")
+EXPORT_README = "README.txt"
 RUN_SUFFIXES = (".trec", ".run", ".res", ".txt", ".tsv", ".csv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".jsonl", ".ndjson", ".json")
 TASK_COLUMN = "task"
@@ -201,9 +204,14 @@ def export_tasks(data_dir: str | Path, benchmark: str, setting: str, out_dir: st
 
 def export_files(data_dir: str | Path, benchmark: str, setting: str) -> dict[str, bytes]:
     """What :func:`export_tasks` writes, in memory: ``"<task>/queries.jsonl"`` / ``"<task>/candidates.jsonl"``
-    -> UTF-8 JSON lines (one object per line, ``\\n`` ends)."""
+    -> UTF-8 JSON lines (one object per line, ``\\n`` ends); ``"<task>/qrels.json"`` -> the task's shipped
+    judgements for this setting as nested JSON ``{qid: {docid: grade}}`` (what pytrec_eval, ranx and
+    ``evalcore evaluate --qrels`` read, so a run can be scored and checked without the data folder); and
+    ``README.txt``: what the files are and the commands that score a run as the board does."""
+    from evalcore.formats.nested import nested_lines, run_groups
+
     inputs = task_inputs(data_dir, benchmark, setting)
-    files: dict[str, bytes] = {}
+    files: dict[str, bytes] = {EXPORT_README: export_readme(inputs).encode("utf-8")}
     for task in inputs.tasks:
         queries = inputs.queries[inputs.queries["task"] == task][["qid", "text", "instruction"]]
         if inputs.setting == "mcr":
@@ -213,7 +221,38 @@ def export_files(data_dir: str | Path, benchmark: str, setting: str) -> dict[str
         for name, frame in (("queries.jsonl", queries), ("candidates.jsonl", candidates)):
             files[f"{task}/{name}"] = "".join(json.dumps(record, ensure_ascii=False) + "\n"
                                               for record in frame.to_dict(orient="records")).encode("utf-8")
+        judged = inputs.qrels[inputs.qrels["task"] == task]
+        qrels = pa.table({"qid": pa.array(judged["qid"], pa.string()), "docid": pa.array(judged["docid"], pa.string()),
+                          "relevance": pa.array(judged["relevance"], pa.int64())})
+        files[f"{task}/qrels.json"] = "".join(nested_lines(run_groups(qrels))).encode("utf-8")
     return files
+
+
+def export_readme(inputs: TaskInputs) -> str:
+    """The export's ``README.txt``: its files and the commands that score a run with the board's metrics."""
+    metrics = SETTING_METRICS[inputs.setting]
+    candidates = ("qid, docid, text: each query's own candidates" if inputs.setting == "mcr"
+                  else "docid, text: the task's pool, which every query ranks")
+    first = inputs.tasks[0]
+    import textwrap
+
+    accuracy = " (multiple-choice accuracy)" if inputs.setting == "mcr" else ""
+    prose = textwrap.fill(
+        f"Score them with your model and write one run per task named by the task ({first}.trec, or any run "
+        f"format evalcore reads: TSV, CSV, JSON lines, nested JSON {{qid: {{docid: score}}}}, parquet; .gz too), "
+        f"or one table with a task column. The shipped results of {inputs.setting} carry {metrics[0]}{accuracy} "
+        f"and {', '.join(metrics[1:])}. Check one task:", 100)
+    return (f"{inputs.benchmark} {inputs.setting}: the inputs of its {len(inputs.tasks)} tasks, written by "
+            f"`evalcore tasks export` (tiebreak).\n\n"
+            f"Per task (folder TASK/):\n"
+            f"  queries.jsonl     qid, text, instruction\n"
+            f"  candidates.jsonl  {candidates}\n"
+            f"  qrels.json        the judgements {{qid: {{docid: grade}}}} (pytrec_eval, ranx and evalcore read it)\n\n"
+            f"{prose}\n\n"
+            f"  evalcore evaluate --run {first}.trec --qrels {first}/qrels.json --metrics {','.join(metrics)}\n\n"
+            f"and see where the run lands on the board, tie-aware:\n\n"
+            f"  evalcore leaderboard --benchmark {inputs.benchmark} --setting {inputs.setting} --metric {metrics[0]} "
+            f"--candidate RUNS_FOLDER\n")
 
 
 def export_zip(data_dir: str | Path, benchmark: str, setting: str) -> bytes:
@@ -233,13 +272,21 @@ def export_zip(data_dir: str | Path, benchmark: str, setting: str) -> bytes:
 
 
 # -- 2. reading a candidate --------------------------------------------------------------------------------
-def _task_of(file_name: str) -> str:
-    """``ARCChallenge.trec.gz`` -> ``ARCChallenge``."""
+MTEB_PREDICTIONS_SUFFIX = "_predictions"  # mteb saves a task's run as {task}_predictions.json
+
+
+def _task_of(file_name: str, tasks: Sequence[str] = ()) -> str:
+    """``ARCChallenge.trec.gz`` -> ``ARCChallenge``; mteb's ``ARCChallenge_predictions.json`` too when the stem
+    without ``_predictions`` is one of ``tasks``."""
     name = Path(file_name).name
     if name.lower().endswith(".gz"):
         name = name[:-3]
     stem, dot, suffix = name.rpartition(".")
-    return stem if dot and f".{suffix.lower()}" in RUN_SUFFIXES else name
+    task = stem if dot and f".{suffix.lower()}" in RUN_SUFFIXES else name
+    if task not in tasks and task.endswith(MTEB_PREDICTIONS_SUFFIX) \
+            and task[: -len(MTEB_PREDICTIONS_SUFFIX)] in tasks:
+        return task[: -len(MTEB_PREDICTIONS_SUFFIX)]
+    return task
 
 
 def _is_table_file(file_name: str) -> bool:
@@ -307,16 +354,31 @@ def _files_of(source: Source, limit: float) -> tuple[list[tuple[str, Path]], _Up
     """(shown name, readable path) of each file of the candidate; uploaded bytes become in-memory files
     (:class:`_Uploads`, released by the caller) so the format readers check them as they check files."""
     if isinstance(source, (str, Path)):
+        from evalcore.formats.detection import folder_entries, path_kind
+
         path = Path(source)
-        if not path.exists():
+        kind = path_kind(path)  # a folder the user may not enter: one line, not a PermissionError
+        if kind == "missing":
             raise InputError("candidate run not found (expected a run file or a folder of runs named by task)",
                              path)
-        if path.is_dir():
-            files = sorted(p for p in path.iterdir() if not p.name.startswith(".") and p.is_file())
+        if kind == "folder":
+            files = [p for p, entry in folder_entries(path) if not p.name.startswith(".") and entry == "file"]
             if not files:
                 raise InputError("empty folder: expected one run file per task, named by the task "
                                  "(e.g. ARCChallenge.trec)", path)
             return [(str(p), p) for p in files], None
+        if kind == "other":  # a FIFO, /dev/stdin, <(command): read once within the input limits, then as a file
+            from evalcore.formats.limits import read_bytes
+
+            data = read_bytes(path, text=False)
+            if len(data) > limit:
+                raise InputError(f"too large: more than {limit:,.0f} bytes ({UPLOAD_BYTES.variable})", path)
+            scratch = _Uploads()
+            try:
+                return [(str(path), scratch.add(0, str(path), data))], scratch
+            except BaseException:
+                scratch.close()
+                raise
         return [(str(path), path)], None
     uploads = list(source)
     if not uploads:
@@ -348,12 +410,30 @@ def _renamed(exc: InputError, real: Path, shown: str) -> InputError:
     return InputError(str(exc).replace(str(real), shown))
 
 
-def _read_columns(path: Path, shown: str, with_task: bool):
-    """(run table qid/docid/score, task column or None, line numbers) of one file, checked by the engine's
-    readers (:func:`evalcore.formats.read_run_rows`): column count, ids, finite scores, encoding, size."""
-    from evalcore.formats import read_run_rows
+def _read_parts(path: Path, shown: str, inputs: TaskInputs, task: str | None):
+    """One file's run by task, checked by the engine's readers (:func:`evalcore.formats.read_run_parts`: column
+    count, ids, finite scores, encoding, size, (qid, docid) once per task): {task: (run, line numbers)}. A file
+    of one task (``task``) may have a task column holding only that task; a table's rows are split by its task
+    column. ``benchmark`` / ``setting`` columns, where present, select the inputs' own (a file holding other
+    settings is read for this one; one without rows of it is refused), so tasks and settings are never pooled."""
+    from evalcore.formats import Selection, read_run_parts
+    from evalcore.formats.lines import short_repr
 
-    return read_run_rows(path, name=shown, group_column=TASK_COLUMN if with_task else None)
+    select = Selection(benchmark=inputs.benchmark, task=task, setting=inputs.setting)
+    parts = read_run_parts(path, select=select, name=shown)
+    if task is not None:
+        return {task: parts.single()}
+    if TASK_COLUMN not in parts.columns:
+        raise InputError(f"expected a {TASK_COLUMN} column (a table of several tasks: columns {TASK_COLUMN}, qid, docid, "
+                         f"score), or a file named by its task (e.g. {inputs.tasks[0]}.trec)", path)
+    by_task = {}
+    at = parts.columns.index(TASK_COLUMN)
+    for key, (run, numbers) in parts.tables.items():
+        if key[at] not in inputs.tasks:
+            raise InputError(f"unknown task {short_repr(key[at])}: expected one of {', '.join(inputs.tasks)}",
+                             path, numbers.of(0))
+        by_task[key[at]] = (run, numbers)
+    return {t: by_task[t] for t in inputs.tasks if t in by_task}
 
 
 def _first_unknown(values, known: pd.Series) -> int | None:
@@ -398,40 +478,35 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
     ``[(file name, bytes), ...]`` (one table with a task column, or one file per task). Every problem is one
     :class:`InputError` naming the file (its name as given) and line. Nothing is written (uploads are read
     from anonymous in-memory files, released before returning)."""
-    from evalcore import formats
-
     byte_limit, row_limit = UPLOAD_BYTES.value(), RUN_ROWS.value()
     files, scratch = _files_of(source, byte_limit)
     try:
         runs: dict[str, pa.Table] = {}
         shown_of: dict[str, str] = {}
         rows = 0
-        single_table = len(files) == 1 and _task_of(files[0][0]) not in inputs.tasks
+        single_table = len(files) == 1 and _task_of(files[0][0], inputs.tasks) not in inputs.tasks
         for shown, path in files:
             try:
                 if single_table:
-                    if not _is_table_file(shown):
+                    if not _is_table_file(shown) and _task_of(shown) != Path(shown).name:  # .trec, .txt...
                         raise InputError(f"not a run named by a task of {inputs.benchmark} (expected files "
                                          f"{', '.join(t + '.trec' for t in inputs.tasks[:2])}, …) nor a table "
                                          "with a task column (.parquet, .csv, .tsv, .jsonl)", path)
-                    run, task_column, numbers = _read_columns(path, shown, with_task=True)
-                    pieces = _split_by_task(run, task_column, numbers, inputs, path)
+                    pieces = _read_parts(path, shown, inputs, None)
                 else:
-                    task = _task_of(shown)
+                    task = _task_of(shown, inputs.tasks)
                     if task not in inputs.tasks:
                         raise InputError(f"not a task of {inputs.benchmark}: expected files named by the task "
                                          f"({', '.join(inputs.tasks)}), e.g. {inputs.tasks[0]}.trec", path)
                     if task in runs:
                         raise InputError(f"a second run of task {task} (the first: {Path(shown_of[task]).name})",
                                          path)
-                    run, _, numbers = _read_columns(path, shown, with_task=False)
-                    pieces = {task: (run, numbers)}
+                    pieces = _read_parts(path, shown, inputs, task)
                 for task, (run, numbers) in pieces.items():
                     rows += run.num_rows
                     if rows > row_limit:
                         raise InputError(f"too many rows: the candidate holds more than {row_limit:,.0f} "
                                          f"({RUN_ROWS.variable})", path, numbers.of(run.num_rows - 1))
-                    formats.check_unique_pairs(run, path, numbers)
                     _check_ids(run, task, inputs, str(path), numbers)
                     runs[task] = run.select(["qid", "docid", "score"])
                     shown_of[task] = shown
@@ -447,26 +522,6 @@ def read_candidate(source: Source, inputs: TaskInputs) -> CandidateRun:
     finally:
         if scratch is not None:
             scratch.close()
-
-
-def _split_by_task(run: pa.Table, task_column: pa.Array, numbers, inputs: TaskInputs, path: Path) -> dict:
-    """A table with a task column as one (run, line numbers) per task; an unknown task is an error at its line."""
-    from evalcore.formats import LineNumbers
-    from evalcore.formats.lines import short_repr
-
-    bad = _first_unknown(task_column, pd.Series(list(inputs.tasks)))
-    if bad is not None:
-        raise InputError(f"unknown task {short_repr(task_column[bad].as_py())}: expected one of "
-                         f"{', '.join(inputs.tasks)}", path, numbers.of(bad))
-    lines = numbers.first + np.arange(run.num_rows, dtype=np.int64) if numbers.array is None else numbers.array
-    pieces = {}
-    codes = pc.dictionary_encode(task_column)
-    names = codes.dictionary.to_pylist()
-    indices = codes.indices.to_numpy(zero_copy_only=False)
-    for code, task in enumerate(names):
-        rows = np.flatnonzero(indices == code)
-        pieces[task] = (run.take(pa.array(rows)), LineNumbers(0, lines[rows]))
-    return {task: pieces[task] for task in inputs.tasks if task in pieces}
 
 
 # -- 3. evaluating it --------------------------------------------------------------------------------------

@@ -142,13 +142,16 @@ def evaluate_task(run_path: str | Path, crumb_dir: str | Path, task: str, settin
 
 def run_files(folder: str | Path) -> dict[str, Path]:
     """{task: run file} of a folder (or one file): every file must name its task, at most one file per task."""
+    from evalcore.formats.detection import folder_entries, path_kind
+
     folder = Path(folder)
-    if folder.is_file():
+    kind = path_kind(folder)  # a folder the user may not enter: one line, not a PermissionError
+    if kind == "file":
         return {task_of_file(folder): folder}
-    if not folder.is_dir():
+    if kind != "folder":
         raise InputError("expected a folder of run files (or one run file)", folder)
     found: dict[str, Path] = {}
-    for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+    for path in (p for p, entry in folder_entries(folder) if entry == "file" and not p.name.startswith(".")):
         task = task_of_file(path)
         if task in found:
             raise InputError(f"a second run for {task} (the first is {found[task].name}): expected one file per task",

@@ -18,9 +18,8 @@ file and line.
 """
 from __future__ import annotations
 
-import gzip
 import json
-import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,44 +29,27 @@ import pyarrow.compute as pc
 
 from evalcore.errors import InputError
 from evalcore.formats.columns import QRELS_SCHEMA, RUN_SCHEMA
-from evalcore.formats.detection import reading, strip_gz
+from evalcore.formats.detection import UTF8_BOM, first_bytes, json_layout, strip_gz
+from evalcore.formats.limits import input_lines, parse_json
 from evalcore.formats.lines import short_repr
+from evalcore.formats.values import grade_problem, score_problem
 
 SPLIT_FOLDERS = {"eval": "eval", "val": "val"}
 LABELS_FILE = "query_labels.jsonl"
 
 
-class _NotFinite(ValueError):
-    """A JSON constant (NaN, Infinity) where a finite number is expected."""
-
-
-def _reject_constant(name: str):
-    raise _NotFinite(f"expected finite numbers, found {name}")
-
-
 def _json_lines(path: Path):
-    """(line number, parsed object) for every non-blank line; NaN / Infinity literals and lines that are not
-    one JSON object are errors naming the line."""
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    number = 0
-    with reading(path), opener(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise InputError(f"expected UTF-8 text (byte {error.start + 1} is not)", path, number) from None
-            if not text.strip():
-                continue
-            try:
-                value = json.loads(text, parse_constant=_reject_constant)
-            except _NotFinite as problem:
-                raise InputError(str(problem), path, number) from None
-            except ValueError as error:
-                message = getattr(error, "msg", str(error))
-                raise InputError(f"expected one JSON object per line ({message})", path, number) from None
-            if not isinstance(value, dict):
-                raise InputError(f"expected one JSON object per line, found {type(value).__name__}", path, number)
-            yield number, value
+    """(line number, parsed object) for every non-blank line, read within the input limits
+    (:func:`evalcore.formats.limits.input_lines`: bytes, lines, line length, blank lines, the FIFO wait) and
+    parsed within the JSON nesting limit; NaN / Infinity literals and lines that are not one JSON object are
+    errors naming the line."""
+    for number, raw in input_lines(path):
+        if not raw.strip():
+            continue
+        value = parse_json(raw, path, number, expected="one JSON object per line", constants=False)
+        if not isinstance(value, dict):
+            raise InputError(f"expected one JSON object per line, found {type(value).__name__}", path, number)
+        yield number, value
 
 
 def _identifier(value, what: str, path: Path, line: int) -> str:
@@ -79,9 +61,23 @@ def _identifier(value, what: str, path: Path, line: int) -> str:
 
 
 def _finite(value, what: str, path: Path, line: int) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"expected {what} to be a finite number, found {short_repr(value)}", path, line)
+    """A JSON number as float64; a bool, text, NaN, an infinity or a number beyond float64 is an error."""
+    problem = score_problem(value)
+    if problem is not None:
+        raise InputError(f"expected {what} to be a finite number: {problem}", path, line)
     return float(value)
+
+
+def _label(value, what: str, path: Path, line: int) -> int:
+    """A CRUMB label as crumb_eval casts it, ``int(label)``: a finite number >= 0 whose integer part fits in
+    64 bits (1e19 and a 400-digit integer are refused, never wrapped or overflowed)."""
+    label = _finite(value, what, path, line)
+    if label < 0:
+        raise InputError(f"expected {what} to be >= 0, found {value!r}", path, line)
+    problem = grade_problem(int(label))
+    if problem is not None:
+        raise InputError(f"expected {what} to be a grade: {problem}", path, line)
+    return int(label)
 
 
 # ---------------------------------------------------------------------------------------------- labels
@@ -147,15 +143,13 @@ def _judgements(value, key: str, path: Path, line: int) -> dict[str, int]:
             raise InputError(f"expected every {key!r} entry to be an object with \"id\" and \"label\", found "
                              f"{short_repr(item)}", path, line)
         docid = _identifier(item["id"], f"a {key!r} id", path, line)
-        label = _finite(item["label"], f"the label of {short_repr(docid)} in {key!r}", path, line)
-        if label < 0:
-            raise InputError(f"expected the label of {short_repr(docid)} in {key!r} to be >= 0, found {label!r}",
-                             path, line)
+        grade = _label(item["label"], f"the label of {short_repr(docid)} in {key!r}", path, line)
+        label = float(item["label"])
         if docid in labels and labels[docid] != label:
             raise InputError(f"document {short_repr(docid)} is judged twice in {key!r} ({labels[docid]!r} and "
                              f"{label!r}): expected one label per document", path, line)
         labels[docid] = label
-        judged[docid] = int(label)  # crumb_eval's cast: truncation toward zero
+        judged[docid] = grade  # crumb_eval's cast: truncation toward zero
     return judged
 
 
@@ -173,20 +167,28 @@ class CrumbRun:
         return None if self.lines is None else int(self.lines[row])
 
 
+_CRUMB_KEYS = ("query", "items", "results")
+_FIRST_KEY = re.compile(rb'^\s*\{\s*"((?:[^"\\]|\\.)*)"')
+
+
 def is_crumb_jsonl(path: Path) -> bool:
-    """Whether ``path`` holds CRUMB's nested run lines (a JSON object with ``query`` or ``items``/``results``)."""
+    """Whether ``path`` holds CRUMB's nested run lines (a JSON object with ``query`` or ``items``/``results``),
+    judged from its first 64 KiB: a first line with one of those keys is CRUMB's; a nested JSON document
+    (``{qid: {docid: score}}``, :func:`evalcore.formats.detection.json_layout`) and flat JSON lines are not."""
     if strip_gz(path).suffix.lower() not in (".jsonl", ".json", ".ndjson"):
         return False
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with reading(path), opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        for text in handle:
-            if text.strip():
-                try:
-                    first = json.loads(text)
-                except ValueError:
-                    return True  # let the CRUMB reader name the line
-                return isinstance(first, dict) and any(k in first for k in ("query", "items", "results"))
-    return False
+    head = first_bytes(path).removeprefix(UTF8_BOM)
+    first_key = _FIRST_KEY.match(head)
+    if first_key is not None and first_key.group(1).decode("utf-8", "replace") in _CRUMB_KEYS:
+        return True
+    if strip_gz(path).suffix.lower() == ".json" and json_layout(head) == "json":
+        return False
+    line = next((text for text in head.splitlines() if text.strip()), b"")
+    try:
+        first = json.loads(line)
+    except (ValueError, RecursionError):
+        return first_key is None or b'"items"' in line or b'"results"' in line  # let the CRUMB reader name the line
+    return isinstance(first, dict) and any(key in first for key in _CRUMB_KEYS)
 
 
 def read_run(path: str | Path) -> CrumbRun:

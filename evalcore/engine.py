@@ -75,40 +75,28 @@ def _as_table(obj, value_column: str, what: str):
     raise TypeError(f"{what} must be a path, a pandas DataFrame, a pyarrow Table or a dict, got {type(obj).__name__}")
 
 
-def _query_aligned(table: pa.Table, chunk_rows: int) -> Iterator[pa.Table]:
-    """Split an in-memory run into chunks holding whole queries (grouping it first if needed)."""
-    if table.num_rows == 0:
-        return
-    encoded = pc.dictionary_encode(table["qid"]).combine_chunks()
-    codes = arrow_np.to_numpy(encoded.indices)
-    n_runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
-    if n_runs != len(encoded.dictionary):  # not grouped by query: stable group, keeping input order inside
-        order = np.argsort(codes, kind="stable")
-        table = table.take(arrow_np.from_numpy(order))
-        codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    at = np.searchsorted(starts, np.arange(chunk_rows, table.num_rows, chunk_rows))
-    cut_at = starts[at[at < len(starts)]]
-    bounds = np.unique(np.r_[0, cut_at, table.num_rows])
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        yield table.slice(lo, hi - lo)
-
-
-def _run_chunks(run, maxp: bool, chunk_rows: int) -> Iterator[pa.Table]:
-    if isinstance(run, (str, Path)):
-        # streamed parquet chunks skip the reader's duplicate check: the engine hashes ids per query
-        yield from formats.iter_run_chunks(run, maxp=maxp, chunk_rows=chunk_rows, check_duplicates=False)
-        return
-    table = formats.validate_run(_as_table(run, "score", "run"), "<run table>")
-    if maxp:
-        table = formats.apply_maxp(table)
-    yield from _query_aligned(table, chunk_rows)
-
-
-def _qrels_table(qrels) -> pa.Table:
+def _qrels_parts(qrels, select) -> "formats.Parts":
+    """The qrels by their partition columns (:mod:`evalcore.formats.partitions`), after ``select``."""
     if isinstance(qrels, (str, Path)):
-        return formats.read_qrels(qrels)
-    return formats.validate_qrels(_as_table(qrels, "relevance", "qrels"), "<qrels table>")
+        return formats.read_qrels_parts(qrels, select=select)
+    return formats.qrels_parts_of_table(_as_table(qrels, "relevance", "qrels"), "<qrels table>", select)
+
+
+def _run_input(run, select, maxp: bool) -> tuple["formats.Parts", bool]:
+    """(the run by its partition columns, whether it is a path to stream as it is): a parquet run with no
+    partition column, or one value in each that the selection keeps, is streamed in chunks (the parts then hold
+    only its values, no table); any other run is read whole and split."""
+    from evalcore.formats.partitions import Parts
+
+    if isinstance(run, (str, Path)):
+        values = formats.run_partitions(run)
+        if values is not None and all(len(found) == 1 and found[0] is not None for found in values.values()) \
+                and all(values[name][0] == str(value) for name, value in (select or formats.Selection()).items()
+                        if name in values):
+            columns = tuple(name for name in formats.PARTITION_COLUMNS if name in values)
+            return Parts(Path(run), "run", columns, {tuple(values[c][0] for c in columns): (None, None)}), True
+        return formats.read_run_parts(run, select=select, maxp=maxp), False
+    return formats.run_parts_of_table(_as_table(run, "score", "run"), "<run table>", select, maxp), False
 
 
 # ------------------------------------------------------------------------------------------------ qrels
@@ -437,14 +425,47 @@ def evaluate_table(
     maxp: bool = False,
     chunk_rows: int = 1_000_000,
     threads: int | None = None,
+    select: "formats.Selection | None" = None,
 ) -> pa.Table:
-    """:func:`evaluate` as an Arrow table (columns ``RESULT_SCHEMA``), without importing pandas."""
+    """:func:`evaluate` as an Arrow table (columns ``RESULT_SCHEMA``, after the partition columns the result is
+    split by, if any), without importing pandas."""
     parsed = parse_metrics(metrics)
     policy = parse_tie_policy(tie_policy)
-    truth = QrelsIndex(_qrels_table(qrels), parsed)
+    qrels_parts = _qrels_parts(qrels, select)
+    run_parts, stream = _run_input(run, select, maxp)
+    by = formats.check_parts_agree(run_parts, qrels_parts)  # the columns qrels and run are split by
+    if not by and len(run_parts.tables) > 1:
+        raise formats.several_parts(run_parts)
     source = run if isinstance(run, (str, Path)) else None
-    tables = [t for t in _map_chunks(_run_chunks(run, maxp, chunk_rows), truth, parsed, policy, threads, source)
-              if t is not None]
+    if not by:
+        if stream:  # streamed parquet chunks skip the reader's duplicate check: the engine hashes ids per query
+            chunks = formats.iter_run_chunks(run, maxp=maxp, chunk_rows=chunk_rows, check_duplicates=False)
+        else:
+            chunks = formats.chunks_of_table(run_parts.single()[0], chunk_rows, source)
+        return _evaluate_chunks(chunks, qrels_parts.single()[0], parsed, policy, include_missing, threads, source)
+    if stream:  # a parquet run of one value per partition column against qrels of several: read it whole
+        run_parts = formats.read_run_parts(run, select=select, maxp=maxp)
+    runs = formats.project(run_parts, by)
+    tables = []
+    for key, (qrels_table, _) in formats.project(qrels_parts, by).items():
+        run_table = runs.get(key)
+        if run_table is None and not include_missing:
+            continue
+        chunks = formats.chunks_of_table(run_table[0], chunk_rows, source) if run_table is not None else iter(())
+        result = _evaluate_chunks(chunks, qrels_table, parsed, policy, include_missing, threads, source)
+        for position, (column, value) in enumerate(zip(by, key)):
+            result = result.add_column(position, column, pa.array([value] * result.num_rows, pa.string()))
+        tables.append(result)
+    if not tables:
+        return pa.schema([(c, pa.string()) for c in by] + list(RESULT_SCHEMA)).empty_table()
+    return pa.concat_tables(tables)
+
+
+def _evaluate_chunks(chunks: Iterator[pa.Table], qrels: pa.Table, parsed: list[Metric], policy: TiePolicy,
+                     include_missing: bool, threads: int | None, source: str | Path | None) -> pa.Table:
+    """One evaluation: the run's query-aligned chunks against one qrels table, metric-major."""
+    truth = QrelsIndex(qrels, parsed)
+    tables = [t for t in _map_chunks(chunks, truth, parsed, policy, threads, source) if t is not None]
     if include_missing:
         seen = pa.concat_tables(tables)["qid"] if tables else pa.array([], pa.string())
         missing = truth.qids.filter(pc.invert(pc.is_in(truth.qids, value_set=pc.unique(seen))))
@@ -467,17 +488,22 @@ def evaluate(
     maxp: bool = False,
     chunk_rows: int = 1_000_000,
     threads: int | None = None,
+    select: "formats.Selection | None" = None,
 ) -> "pd.DataFrame":
     """Tie-aware per-query metrics: one row per (query, metric) with ``oblivious`` (under
     ``tie_policy``), ``expected`` (over all orderings of tied documents), ``min``, ``max``,
     ``n_candidates`` and ``tied_at_cutoff`` (a tie group holds both rank k and rank k + 1).
 
-    ``run``/``qrels`` are paths, DataFrames, Arrow tables or pytrec_eval-style dicts (docs/CONTRACTS.md).
+    ``run``/``qrels`` are paths, DataFrames, Arrow tables or pytrec_eval-style dicts (docs/CONTRACTS.md). A
+    qrels file or table whose ``benchmark`` / ``task`` / ``setting`` columns hold several evaluations is split by
+    them (after ``select``, e.g. ``formats.Selection(task="ARCChallenge", setting="mcr")``): a run that names
+    them too is evaluated part by part (those columns lead the result), any other is refused, never judged by
+    pooled labels (:mod:`evalcore.formats.partitions`).
     Chunks of whole queries are read in order and evaluated by ``threads`` workers (default 1: on two
     cores the parquet reader already uses both); at most two chunks per worker are in memory at once.
     """
     table = evaluate_table(run, qrels, metrics, tie_policy, include_missing=include_missing, maxp=maxp,
-                           chunk_rows=chunk_rows, threads=threads)
+                           chunk_rows=chunk_rows, threads=threads, select=select)
     return table.to_pandas().astype({"qid": str, "metric": str})
 
 
@@ -485,14 +511,19 @@ SUMMARY_COLUMNS = ["metric", "n_queries", "oblivious", "expected", "min", "max",
 
 
 def summary_rows(per_query: pa.Table) -> list[dict]:
-    """:func:`summarize` on an Arrow table, as a list of dicts (no pandas)."""
+    """:func:`summarize` on an Arrow table, as a list of dicts (no pandas); a result split by partition columns
+    (``task``...) gets one row per part and metric, those columns first."""
     rows = []
-    encoded = pc.dictionary_encode(per_query["metric"]).combine_chunks()  # metrics in first-seen order
+    by = [c for c in formats.PARTITION_COLUMNS if c in per_query.column_names]
+    keys = pc.binary_join_element_wise(*[per_query[c] for c in by], per_query["metric"], "\x1f") if by \
+        else per_query["metric"]
+    encoded = pc.dictionary_encode(keys).combine_chunks()  # parts and metrics in first-seen order
     codes = arrow_np.to_numpy(encoded.indices)
-    for code, metric in enumerate(encoded.dictionary.to_pylist()):
+    for code, key in enumerate(encoded.dictionary.to_pylist()):
         mask = codes == code
+        *part, metric = key.split("\x1f")
         means = {k: float(arrow_np.to_numpy(per_query[k])[mask].mean()) for k in ("oblivious", "expected", "min", "max")}
-        rows.append({"metric": metric, "n_queries": int(mask.sum()), **means,
+        rows.append({**dict(zip(by, part)), "metric": metric, "n_queries": int(mask.sum()), **means,
                      "range": means["max"] - means["min"], "bias": means["oblivious"] - means["expected"],
                      "tied_share": float(arrow_np.to_numpy(per_query["tied_at_cutoff"])[mask].mean())})
     return rows
@@ -500,17 +531,19 @@ def summary_rows(per_query: pa.Table) -> list[dict]:
 
 def summarize(per_query: "pd.DataFrame") -> "pd.DataFrame":
     """Per metric: query count, mean oblivious / expected / min / max, range = max - min,
-    bias = oblivious - expected, and the share of queries with a tie straddling the cutoff."""
+    bias = oblivious - expected, and the share of queries with a tie straddling the cutoff; a result split by
+    partition columns (``task``...) is summarised per part and metric, never over the parts together."""
     import pandas as pd
 
+    by = [c for c in formats.PARTITION_COLUMNS if c in per_query.columns]
+    columns = [*by, "metric", "n_queries", "oblivious", "expected", "min", "max", "range", "bias", "tied_share"]
     if per_query.empty:
-        return pd.DataFrame(columns=["metric", "n_queries", "oblivious", "expected", "min", "max",
-                                     "range", "bias", "tied_share"])
-    grouped = per_query.groupby("metric", sort=False)
+        return pd.DataFrame(columns=columns)
+    grouped = per_query.groupby([*by, "metric"], sort=False)
     summary = grouped.agg(
         n_queries=("qid", "size"), oblivious=("oblivious", "mean"), expected=("expected", "mean"),
         min=("min", "mean"), max=("max", "mean"), tied_share=("tied_at_cutoff", "mean"),
     ).reset_index()
     summary["range"] = summary["max"] - summary["min"]
     summary["bias"] = summary["oblivious"] - summary["expected"]
-    return summary[["metric", "n_queries", "oblivious", "expected", "min", "max", "range", "bias", "tied_share"]]
+    return summary[columns]

@@ -117,8 +117,9 @@ def _inputs_download(data_dir: Path, benchmark: str, setting: str) -> None:
         key="ev_inputs")
     what = ("`qid`, `docid`, `text`: each query's own candidates" if setting == "mcr"
             else "`docid`, `text`: the task's pool, which every query ranks")
-    drawing.caption(f"Per task, `<task>/queries.jsonl` (`qid`, `text`, `instruction`) and `<task>/candidates.jsonl` "
-                    f"({what}) — the same files as `python -m evalcore tasks export --benchmark {benchmark} "
+    drawing.caption(f"Per task, `<task>/queries.jsonl` (`qid`, `text`, `instruction`), `<task>/candidates.jsonl` "
+                    f"({what}) and `<task>/qrels.json` (the judgements, `{{qid: {{docid: grade}}}}`, to check a "
+                    f"run yourself) — the same files as `python -m evalcore tasks export --benchmark {benchmark} "
                     f"--setting {setting} --out DIR`, with exactly the ids of the shipped results.")
 
 
@@ -139,8 +140,9 @@ def _upload_form(view, benchmark: str, setting: str, started: float):
         files = st.file_uploader(
             f"Run files for {SETTINGS[setting]} ({_benchmark_name(benchmark)})", type=list(upload.UPLOAD_TYPES),
             accept_multiple_files=True, key=f"ev_files_{st.session_state.get(UPLOADS_DRAWN, 0)}",
-            help="TREC (qid Q0 docid rank score tag), TSV/CSV/JSON lines with qid, docid, score, or parquet; "
-                 ".gz too. One file per task named by the task, or one file with a task column.")
+            help="TREC (qid Q0 docid rank score tag), TSV/CSV/JSON lines with qid, docid, score, nested JSON "
+                 "{qid: {docid: score}} (pytrec_eval, ranx, mteb's saved predictions), or parquet; .gz too. One "
+                 "file per task named by the task, or one file with a task column.")
         drawing.caption(notices.limits_sentence(limits) + " Bad files are refused with the file and line; nothing is written.")
         submitted = st.form_submit_button("Evaluate", type="primary", icon=":material/play_arrow:")
     said = st.session_state.pop(EVALUATED, None)

@@ -23,6 +23,7 @@ from evalcore import candidate
 from evalcore.errors import InputError, OutputError
 from evalcore.schema import QUERY_METRICS
 from evalcore.store import Condition, Store
+from needs import require_module
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "data"
@@ -67,7 +68,8 @@ def test_export_writes_each_tasks_queries_and_its_candidates_with_the_shipped_id
     out = tmp_path / "export"
     written = candidate.export_tasks(data, "rar-b", "mcr", out)
     assert sorted(p.relative_to(out).as_posix() for p in written) == sorted(
-        f"{task}/{name}" for task in TASKS for name in ("queries.jsonl", "candidates.jsonl"))
+        ["README.txt"] + [f"{task}/{name}" for task in TASKS for name in ("queries.jsonl", "candidates.jsonl",
+                                                                           "qrels.json")])
     for task, n in TASKS.items():
         queries = read_jsonl(out / task / "queries.jsonl")
         assert queries == [{"qid": f"q{row:05d}", "text": f"{task} question {row}",
@@ -75,6 +77,26 @@ def test_export_writes_each_tasks_queries_and_its_candidates_with_the_shipped_id
         candidates = read_jsonl(out / task / "candidates.jsonl")
         assert candidates == [{"qid": f"q{row:05d}", "docid": f"c{i:03d}", "text": f"{task} answer {row}.{i}"}
                               for row in range(n) for i in range(CANDIDATES)]
+
+
+@pytest.mark.parametrize("setting, relevant", [("mcr", lambda row: f"c{row % CANDIDATES:03d}"),
+                                              ("full-pooled", lambda row: f"p{CANDIDATES * row + row % CANDIDATES:05d}")])
+def test_export_writes_each_tasks_qrels_of_the_setting_only(data: Path, tmp_path: Path, setting, relevant):
+    """The qrels a run is checked with, per task and setting (the fixture's relevant candidate of query row r is
+    c{r % 3}, pool document p{3r + r % 3}): the other task's and the other setting's judgements never leak in
+    (both tasks have the same qids), and pytrec_eval reads the file as it is."""
+    pytrec_eval = require_module("pytrec_eval")
+    candidate.export_tasks(data, "rar-b", setting, tmp_path / "x")
+    for task, n in TASKS.items():
+        qrels = json.loads((tmp_path / "x" / task / "qrels.json").read_text(encoding="utf-8"))
+        assert qrels == {f"q{row:05d}": {relevant(row): 1} for row in range(n)}
+        perfect = {qid: {doc: 1.0 for doc in judged} for qid, judged in qrels.items()}
+        scores = pytrec_eval.RelevanceEvaluator(qrels, {"P_1"}).evaluate(perfect)
+        assert {qid: values["P_1"] for qid, values in scores.items()} == {qid: 1.0 for qid in qrels}
+    readme = (tmp_path / "x" / "README.txt").read_text()
+    metric = candidate.SETTING_METRICS[setting][0]
+    assert f"--setting {setting} --metric {metric} --candidate" in readme
+    assert f"--qrels Alpha/qrels.json --metrics {','.join(candidate.SETTING_METRICS[setting])}" in readme
 
 
 def test_export_of_the_pooled_setting_writes_the_pool_every_query_ranks(data: Path, tmp_path: Path):

@@ -46,3 +46,30 @@ def test_jsonl_grades_beyond_int64_are_an_input_error(tmp_path: Path, grade: str
                       f'{{"qid": "q", "docid": "b", "relevance": {grade}}}\n')
     with raises_at(path, 3, "that fits in 64 bits"):
         read_qrels(path)
+
+
+@pytest.mark.parametrize("row", [2, 1], ids=["a later row", "the first row"])
+def test_a_row_nested_past_the_limit_is_one_line_not_a_crash(tmp_path: Path, row: int) -> None:
+    """pyarrow's JSON reader crashed the process (SIGSEGV) on a row with a value nested 100,000 deep; the nesting
+    limit refuses it first. In a child process, so a regression fails the test instead of killing the run."""
+    import subprocess
+    import sys
+
+    deep = '{"qid": "q2", "docid": "d1", "score": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    good = '{"qid": "q1", "docid": "d1", "score": 1}'
+    run = write_text(tmp_path / "run.jsonl", (good + "\n" + deep if row == 2 else deep + "\n" + good) + "\n")
+    qrels = write_text(tmp_path / "qrels.txt", "q1 0 d1 1\n")
+    done = subprocess.run([sys.executable, "-m", "evalcore", "evaluate", "--run", str(run), "--qrels", str(qrels)],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert done.stderr.strip() == (f"evalcore evaluate: error: {run}:{row}: more than 100 levels of nesting in one "
+                                   "JSON value (the JSON nesting limit; raise TIEBREAK_MAX_JSON_DEPTH to read it, "
+                                   "0 = no limit)")
+
+
+def test_a_deep_row_within_the_limit_is_read_and_a_lower_limit_refuses_it(tmp_path: Path, monkeypatch) -> None:
+    path = write_text(tmp_path / "run.jsonl", '{"qid": "q1", "docid": "d1", "score": 1, "x": [[["[[[["]]]}\n')
+    assert read_run(path).num_rows == 1  # brackets inside a string do not nest
+    monkeypatch.setenv("TIEBREAK_MAX_JSON_DEPTH", "2")
+    with raises_at(path, 1, "more than 2 levels of nesting"):
+        read_run(path)

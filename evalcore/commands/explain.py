@@ -24,9 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                          "and --task)")
     parser.add_argument("--task", action="append", default=[],
                         help="the task of each --run, in order (default: 'run' for one run, else each run "
-                             "file's name without its suffixes); --system's rows are looked up by it")
-    parser.add_argument("--benchmark", help="benchmark of --system's rows, e.g. rar-b")
-    parser.add_argument("--setting", default="full", help="setting of --system's rows (default full)")
+                             "file's name without its suffixes); --system's rows are looked up by it, and a run or "
+                             "qrels file with a task column is read for it only")
+    parser.add_argument("--benchmark", help="benchmark of --system's rows, e.g. rar-b (also selects it in a file with a "
+                                            "benchmark column)")
+    parser.add_argument("--setting", default=None,
+                        help="setting of --system's rows (default full); also selects that setting of a run or qrels "
+                             "file with a setting column")
     parser.add_argument("--instruction", choices=("yes", "no", "any"), default="any",
                         help="instruction state of --system's rows (default any: as published)")
     parser.add_argument("--system-precision", default="fp32", help="precision of --system's rows (default fp32)")
@@ -43,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from evalcore import explain
     from evalcore.commands._options import metrics_option
     from evalcore.errors import InputError
-    from evalcore.formats import readable_input
+    from evalcore.formats import Selection, read_evaluation, readable_input
 
     metrics = [str(m) for m in metrics_option(args.metric, "--metric")]
     tasks = task_names(args)
@@ -66,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
         mine = [r for r in reported if r.task in (None, task)]
         if not mine:
             continue
+        select = Selection(benchmark=args.benchmark, task=task if args.task else None, setting=args.setting)
         with readable_input(run_path) as run, readable_input(qrels_path) as qrels:  # a pipe is read once
-            verdicts += explain.explain_run(run, qrels, metrics, mine, task=task, seed=args.seed,
-                                            precision=args.precision, scoring=args.scoring)
+            run_table, qrels_table = read_evaluation(run, qrels, select=select)  # one task, never pooled labels
+        verdicts += explain.explain_run(run_table, qrels_table, metrics, mine, task=task, seed=args.seed,
+                                        precision=args.precision, scoring=args.scoring)
     print_verdicts(verdicts, args.format)
     return 0 if all(v.explained for v in verdicts) else 1
 
@@ -104,20 +110,23 @@ def system_numbers(args: argparse.Namespace, metrics: list[str], tasks: list[str
 
     if not args.benchmark or not args.task and tasks == ["run"]:
         raise InputError("--system needs --benchmark and --task (the task the run is of)")
-    store = Store(args.data)
+    from evalcore.store.catalogue import checked_data_dir
+
+    store = Store(checked_data_dir(args.data))
+    setting = args.setting or "full"
     instruction = {"yes": True, "no": False, "any": None}[args.instruction]
     numbers = []
     for metric in metrics:
         frames = []
         for policy in explain.NAMED_POLICIES:
-            cond = Condition(args.benchmark, metric, args.setting, instruction, args.system_precision, policy)
+            cond = Condition(args.benchmark, metric, setting, instruction, args.system_precision, policy)
             rows = store.task_table(cond, [args.system])
             frames.append(rows[rows["task"].isin(tasks)].assign(tie_policy=policy))
         numbers += explain.reported_from_system(pd.concat(frames, ignore_index=True),
                                                 f"{args.system} {args.system_precision}", metric)
     if not numbers:
         raise InputError(f"--system {args.system!r}: no {', '.join(metrics)} row for task {', '.join(tasks)} in "
-                         f"{args.benchmark} {args.setting} {args.system_precision} (instruction {args.instruction})")
+                         f"{args.benchmark} {setting} {args.system_precision} (instruction {args.instruction})")
     return numbers
 
 

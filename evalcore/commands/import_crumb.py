@@ -39,8 +39,11 @@ def run(args: argparse.Namespace) -> int:
     from evalcore.commands.ingest import ingest_rows
     from evalcore.errors import InputError
 
+    from evalcore.formats.detection import path_kind
+
     runs = Path(args.runs).resolve()
-    system = args.system if args.system is not None else (runs.parent.name if runs.is_file() else runs.name)
+    system = args.system if args.system is not None else (runs.parent.name if path_kind(runs) == "file"
+                                                          else runs.name)
     for name, value in (("system", system), ("precision", args.precision)):
         if not value.strip():
             raise InputError(f"--{name} must not be empty")

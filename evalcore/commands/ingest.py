@@ -21,12 +21,15 @@ YES_NO = {"yes": True, "no": False}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run", required=True, help="run file (TREC, BEIR tsv/jsonl, parquet, CSV)")
-    parser.add_argument("--qrels", required=True, help="qrels file")
+    parser.add_argument("--run", required=True, help="run file (TREC, BEIR tsv/jsonl, parquet, CSV, nested JSON)")
+    parser.add_argument("--qrels", required=True, help="qrels file (the same formats)")
     parser.add_argument("--system", required=True, help="system name")
     parser.add_argument("--benchmark", required=True, help="benchmark name, e.g. rar-b")
     parser.add_argument("--task", required=True, help="task name, e.g. ARCChallenge")
-    parser.add_argument("--setting", required=True, choices=("full", "mcr"))
+    parser.add_argument("--setting", required=True, choices=("full", "mcr", "full-pooled"),
+                        help="setting of the run; a qrels (or run) file with task / setting / benchmark columns, "
+                             "like the shipped data/tasks/*/qrels.parquet, is read for --task, --setting and "
+                             "--benchmark only")
     parser.add_argument("--instruction", required=True, choices=tuple(YES_NO), help="was an instruction used")
     parser.add_argument("--precision", required=True, help="fp32, fp16, bf16, bf16+hps, int8, binary, ...")
     parser.add_argument("--tie-policy", default="docid-desc",
@@ -197,11 +200,12 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.data)
     instruction = YES_NO[args.instruction]
     _refuse_duplicates(store, args, metrics, instruction)
-    from evalcore.formats import readable_input
+    from evalcore.formats import Selection, readable_input
 
     with readable_input(args.run) as run, readable_input(args.qrels) as qrels:  # a pipe is read once
         per_query = evaluate(run, qrels, metrics=metrics, tie_policy=args.tie_policy,
-                             include_missing=args.include_missing)
+                             include_missing=args.include_missing,
+                             select=Selection(benchmark=args.benchmark, task=args.task, setting=args.setting))
     if per_query.empty:
         raise InputError("no query is in both the run and the qrels", args.run)
     frame = per_query.assign(

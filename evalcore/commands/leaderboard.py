@@ -136,16 +136,10 @@ def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
 
 
 def _data_dir(text: str | None):
-    """The data directory, or InputError when it is missing or not a folder."""
-    from evalcore.errors import InputError
-    from evalcore.store import data_dir
+    """The data directory, or InputError when it is missing, not a folder or unreadable."""
+    from evalcore.store.catalogue import checked_data_dir
 
-    path = data_dir(text)
-    if not path.exists():
-        raise InputError("data directory not found (expected a folder of result parquet files)", path)
-    if not path.is_dir():
-        raise InputError("not a folder: --data expects the data directory that holds the parquet files", path)
-    return path
+    return checked_data_dir(text)
 
 
 def _options(conditions: "pd.DataFrame", column: str, **equal) -> list:
@@ -207,6 +201,28 @@ def _no_results(store, cond, conditions: "pd.DataFrame") -> "InputError":
     return InputError(f"no results for {cond.benchmark} with setting {cond.setting}, metric {cond.metric}, "
                       f"precision {cond.precision}, tie policy {cond.tie_policy}, instruction {instruction} "
                       f"in {store.data_dir} ({hint})")
+
+
+def _no_common_task(store, cond, systems: list[str] | None) -> "InputError":
+    """--common-tasks when the shown systems share no task: the real cause, and how to choose systems that do
+    (the systems with the most tasks under the condition, as --system options)."""
+    import shlex
+
+    from evalcore.errors import InputError
+
+    table = store.task_table(cond, systems)
+    table = table[table["value"].notna()]
+    if table.empty:
+        return _no_results(store, cond, store.facets()["conditions"])
+    counts = table.groupby("system")["task"].nunique().sort_values(ascending=False, kind="stable")
+    n_tasks = table["task"].nunique()
+    widest = counts.index[:3].tolist()
+    shown = f"the {len(counts)} shown systems" if systems is None else f"the {len(counts)} systems chosen"
+    example = " ".join(f"--system {shlex.quote(name)}" for name in widest)
+    return InputError(f"--common-tasks: {shown} share no task of {cond.benchmark} {cond.setting} ({n_tasks} tasks, "
+                      f"each missing for at least one system): choose the systems to compare with --system "
+                      f"(repeatable), e.g. those with the most tasks: {example} "
+                      f"({', '.join(str(int(n)) for n in counts.iloc[:3])} tasks)")
 
 
 def _notes(board: "Leaderboard", cond, policy_reason: str) -> list[str]:
@@ -323,6 +339,8 @@ def run(args: argparse.Namespace) -> int:
                      precision=args.precision, tie_policy=tie_policy)
     board = store.leaderboard(cond, systems=args.system, aggregate=args.aggregate, level=args.level,
                               ranks=args.ranks, common_tasks=args.common_tasks)
+    if args.common_tasks and board.common_tasks is not None and not board.common_tasks.tasks:
+        raise _no_common_task(store, cond, args.system)
     if board.ranked.empty and board.incomplete.empty:
         raise _no_results(store, cond, conditions)
     columns = summary_columns(board.ranked_by, args.lens) + board.tasks

@@ -2,9 +2,10 @@
 (:mod:`evalcore.candidate`).
 
 - ``evalcore tasks export --benchmark rar-b --setting mcr|full-pooled --out DIR`` writes, per task,
-  ``DIR/<task>/queries.jsonl`` (qid, text, instruction) and ``DIR/<task>/candidates.jsonl`` (MCR: qid, docid,
-  text; full-pooled: docid, text — the pool every query ranks), with the ids of the shipped results. It never
-  overwrites a file.
+  ``DIR/<task>/queries.jsonl`` (qid, text, instruction), ``DIR/<task>/candidates.jsonl`` (MCR: qid, docid,
+  text; full-pooled: docid, text — the pool every query ranks) and ``DIR/<task>/qrels.json`` (the task's
+  judgements, ``{qid: {docid: grade}}``), with the ids of the shipped results, and ``DIR/README.txt`` (the
+  commands that score a run with the board's metrics). It never overwrites a file.
 - ``evalcore tasks evaluate --benchmark rar-b --setting mcr --candidate RUN --out ROWS.parquet`` evaluates the run
   tie-aware against the shipped qrels and writes its per-query rows (the ``query_metrics`` schema: a file
   ``evalcore ingest``-like tools and the store read). ``evalcore leaderboard --candidate RUN`` shows the same rows
@@ -21,8 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     actions = parser.add_subparsers(dest="tasks_action", metavar="ACTION")
     actions.required = True
-    export = actions.add_parser("export", help="write each task's queries and candidates as JSON lines",
-                                description="write each task's queries.jsonl and candidates.jsonl into a new folder")
+    export = actions.add_parser("export", help="write each task's queries, candidates and qrels",
+                                description="write each task's queries.jsonl, candidates.jsonl and qrels.json (and "
+                                            "a README.txt) into a new folder")
     evaluate = actions.add_parser("evaluate", help="evaluate your run against the shipped qrels (per-query rows)",
                                   description="evaluate your run tie-aware against the shipped qrels and write its "
                                               "per-query rows (parquet)")
@@ -37,14 +39,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalcore.store import data_dir
+    from evalcore.store.catalogue import checked_data_dir
 
-    folder = data_dir(args.data)
+    folder = checked_data_dir(args.data)
     if args.tasks_action == "export":
         from evalcore.candidate import export_tasks
 
         written = export_tasks(folder, args.benchmark, args.setting, args.out)
-        print(f"tasks export: {len(written) // 2} tasks of {args.benchmark} {args.setting} → {args.out}")
+        tasks = {path.parent.name for path in written if path.name == "queries.jsonl"}
+        print(f"tasks export: {len(tasks)} tasks of {args.benchmark} {args.setting} (queries, candidates, qrels) → "
+              f"{args.out}")
         return 0
     from evalcore.commands._candidate import candidate_rows
     from evalcore.formats import write_parquet_atomic

@@ -49,6 +49,14 @@ def pick_columns(found: list[str], wanted: dict[str, tuple[str, ...]], path: Pat
     return picked
 
 
+def pick_optional(found: list[str], optional: tuple[str, ...], taken: dict[str, int]) -> dict[str, int]:
+    """The index of each ``optional`` column name present among ``found`` (compared lower-case) and not already
+    ``taken`` by a canonical column."""
+    lowered = [name.lower() for name in found]
+    used = set(taken.values())
+    return {name: lowered.index(name) for name in optional if name in lowered and lowered.index(name) not in used}
+
+
 def _with_aliases(name: str, aliases: tuple[str, ...]) -> str:
     """``name (or a, b)`` for a column with other accepted names, ``name`` alone for one without."""
     return f"{name} (or {', '.join(aliases)})" if aliases else name

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from evalcore import arrow_np
 from evalcore.errors import InputError, one_line, printable
-from evalcore.formats.columns import pick_columns
+from evalcore.formats.columns import pick_columns, pick_optional
 from evalcore.formats.lines import LineNumbers, row_error
 from evalcore.formats.text import Lines, read_lines
 from evalcore.formats.validation import require_rows
@@ -97,11 +97,12 @@ def _repair_quoted_rows(body: pa.Array, fields: pa.Array, wrong: np.ndarray, num
 
 
 def read_delimited_table(path: Path, delimiter: str, names: dict[str, tuple[str, ...]],
-                         what: str) -> tuple[dict[str, pa.Array], LineNumbers]:
-    """The named columns of a CSV or TSV file and the line of each row."""
+                         what: str, optional: tuple[str, ...] = ()) -> tuple[dict[str, pa.Array], LineNumbers]:
+    """The named columns of a CSV or TSV file (and the ``optional`` ones it has) and the line of each row."""
     lines = read_lines(path)
     header, columns, numbers = _split_delimited(lines, path, delimiter)
     picked = pick_columns(header, names, path, lines.numbers.of(0))
+    picked.update(pick_optional(header, optional, picked))
     require_rows(len(columns[0]) if columns else 0, path, what)
     return {name: columns[index] for name, index in picked.items()}, numbers
 

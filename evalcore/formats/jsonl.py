@@ -9,25 +9,31 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalcore import arrow_np
 from evalcore.errors import InputError, one_line
-from evalcore.formats.columns import pick_columns
+from evalcore.formats.columns import pick_columns, pick_optional
+from evalcore.formats.limits import JSON_DEPTH, check_json_nesting, json_too_deep
 from evalcore.formats.lines import LineNumbers, row_error, short_repr
 from evalcore.formats.text import Lines, concatenated_values, read_lines
 from evalcore.formats.validation import require_rows
 
 
 def read_jsonl_table(path: Path, names: dict[str, tuple[str, ...]],
-                     what: str) -> tuple[dict[str, pa.Array], LineNumbers]:
-    """Columns of a JSON-lines file (one object per non-blank line), parsed by pyarrow."""
+                     what: str, optional: tuple[str, ...] = ()) -> tuple[dict[str, pa.Array], LineNumbers]:
+    """Columns of a JSON-lines file (one object per non-blank line; the ``optional`` ones it has too), parsed by
+    pyarrow."""
     import pyarrow.json as pajson
 
     lines = read_lines(path)
     require_rows(len(lines.text), path, what)
+    _check_nesting(lines, path)  # before pyarrow's parser, which crashed the process on a line nested 100,000 deep
     longest = int(pc.max(pc.binary_length(lines.text)).as_py())
     joined = pc.binary_join_element_wise(lines.text, "", "\n")
     body = concatenated_values(joined)
@@ -39,7 +45,19 @@ def read_jsonl_table(path: Path, names: dict[str, tuple[str, ...]],
     if table.num_rows != len(lines.text):
         raise _locate_json_error(lines, path, names, None)
     picked = pick_columns(table.column_names, names, path)
+    picked.update(pick_optional(table.column_names, optional, picked))
     return {name: table.column(index) for name, index in picked.items()}, lines.numbers
+
+
+def _check_nesting(lines: Lines, path: Path) -> None:
+    """Refuse the first line nested deeper than the JSON nesting limit: lines with more opening brackets than the
+    limit (counted by one kernel) are measured exactly."""
+    limit = JSON_DEPTH.value()
+    if limit is None:
+        return
+    brackets = pc.add(pc.count_substring(lines.text, "["), pc.count_substring(lines.text, "{"))
+    for row in np.flatnonzero(np.asarray(arrow_np.to_numpy(pc.greater(brackets, limit)), dtype=bool)).tolist():
+        check_json_nesting(lines.text[row].as_py().encode("utf-8"), path, lines.numbers.of(row))
 
 
 def _locate_json_error(lines: Lines, path: Path, names: dict[str, tuple[str, ...]],
@@ -53,9 +71,14 @@ def _locate_json_error(lines: Lines, path: Path, names: dict[str, tuple[str, ...
                                 parse_float=_json_finite_number, parse_int=_json_finite_number)
         except _JsonValueProblem as problem:
             return row_error(str(problem), path, lines.numbers, row)
-        except ValueError as error:
+        except RecursionError:
+            return json_too_deep(path, lines.numbers.of(row))
+        except json.JSONDecodeError as error:
             return row_error(f"expected one JSON object per line ({error.msg} at column {error.colno})",
                              path, lines.numbers, row)
+        except ValueError:  # an integer of more than 4,300 digits
+            return row_error("expected one JSON object per line (a number of more than "
+                             f"{sys.get_int_max_str_digits():,} digits)", path, lines.numbers, row)
         if not isinstance(record, dict):
             return row_error(f"expected one JSON object per line, found {type(record).__name__}",
                              path, lines.numbers, row)

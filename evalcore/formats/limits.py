@@ -1,4 +1,6 @@
-"""What one input may cost, and reading an input within it.
+"""What one input may cost, and reading an input within it: the one reader every text input goes through
+(:func:`input_blocks`, :func:`input_lines`: runs and qrels of every text format, nested JSON, CRUMB's labels and
+runs, candidates and uploads) and the one JSON parse (:func:`parse_json`, :func:`check_json_nesting`).
 
 A text input is read whole (then split with vectorised kernels): measured on this code, a TREC run costs
 about 6x its size in memory at the peak and every line about 40 bytes more, so a small file that inflates
@@ -12,6 +14,9 @@ Each limit is an environment variable (a whole number; 0 = no limit; a malformed
 - ``TIEBREAK_MAX_BLANK_LINES`` (10,000 blank lines in a row),
 - ``TIEBREAK_MAX_QUERY_ROWS`` (10,000,000 rows for one query, on every read path: a streamed parquet run is
   not bounded as a whole, but one query's rows are evaluated at once),
+- ``TIEBREAK_MAX_JSON_DEPTH`` (100 levels of nesting in one JSON value): JSON parsers recurse per level
+  (Python's stops with a RecursionError, pyarrow's crashed the process on a line nested 100,000 deep), and no
+  input evalcore reads nests deeper than a few levels; checked on the text before a parser sees it,
 - ``TIEBREAK_FIFO_WAIT_SECONDS`` (30 s): how long a named pipe (``mkfifo``) that no process has opened for
   writing is waited for; the wait is announced on stderr, and past it the input is refused in one line. A pipe
   with a writer (``cmd | evalcore ... /dev/stdin``, ``<(cmd)``) is read however long the writer takes.
@@ -36,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from evalcore.errors import InputError, one_line
-from evalcore.formats.detection import reading, strip_gz
+from evalcore.formats.detection import UTF8_BOM, reading, strip_gz
 from evalcore.formats.lines import LineNumbers, short_repr
 
 
@@ -71,23 +76,37 @@ BLANK_LINES = InputLimit("TIEBREAK_MAX_BLANK_LINES", 10_000, "blank lines in a r
 # bounded as a whole, but a query of a billion rows (a constant qid column compresses to nothing) would be
 QUERY_ROWS = InputLimit("TIEBREAK_MAX_QUERY_ROWS", 10_000_000, "rows for one query", "the per-query row limit")
 WRITER_WAIT = InputLimit("TIEBREAK_FIFO_WAIT_SECONDS", 30, "seconds", "the wait for a FIFO's writer")
-INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES, QUERY_ROWS)
+# JSON parsers recurse per level: Python's stops at its recursion limit, pyarrow's crashed the process on a line
+# nested 100,000 deep; no input evalcore reads nests deeper than a few levels
+JSON_DEPTH = InputLimit("TIEBREAK_MAX_JSON_DEPTH", 100, "levels of nesting in one JSON value",
+                        "the JSON nesting limit")
+INPUT_LIMITS = (INPUT_BYTES, INPUT_LINES, LINE_BYTES, BLANK_LINES, QUERY_ROWS, JSON_DEPTH)
 _READ_BLOCK = 4 << 20  # bytes read at a time; at most LINE_BYTES' smallest sensible value
 
 
 def read_bytes(path: Path, text: bool = True) -> bytes:
     """A whole text file (gunzipped for .gz), read block by block and stopped at the first block past a
-    limit: total size, line count, a line without end, a run of empty lines (the cheap checks that stop a
-    decompression bomb or /dev/zero early; :func:`read_lines` checks line lengths and blank runs exactly).
-    ``text=False`` (a stream that may be parquet) checks only the size and the line without end."""
-    max_bytes, max_lines, max_line = INPUT_BYTES.value(), INPUT_LINES.value(), LINE_BYTES.value()
+    limit (:func:`input_blocks`). ``text=False`` (a stream that may be parquet) checks only the size and the
+    line without end."""
+    blocks = list(input_blocks(path, lines=text))
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+def input_blocks(path: Path, *, lines: bool = True, line_length: bool = True) -> Iterator[bytes]:
+    """The bytes of an input (gunzipped for .gz), a block at a time, stopped at the first block past a limit:
+    total size always; with ``lines`` the line count and a run of empty lines; with ``line_length`` a line
+    without end (the cheap checks that stop a decompression bomb or /dev/zero early; :func:`read_lines` checks
+    line lengths and blank runs exactly). A FIFO without a writer is waited for as :func:`open_input` says;
+    errors of opening or reading are one InputError naming ``path`` (:func:`reading`). Every reader of text
+    (runs, qrels, nested JSON, CRUMB's labels and runs) reads through here."""
+    max_bytes, max_lines = INPUT_BYTES.value(), INPUT_LINES.value()
+    max_line = LINE_BYTES.value() if line_length else None
     max_blank = BLANK_LINES.value()
-    if not text:
+    if not lines:
         max_lines = max_blank = None
     # max_blank + 2 line ends in a row: the first may end a non-blank line, the others end blank ones
     blank_runs = [] if max_blank is None else [b"\n" * (max_blank + 2), b"\r\n" * (max_blank + 2)]
-    blocks: list[bytes] = []
-    size = lines = open_line = 0  # open_line: bytes of the line not ended yet
+    size = counted = open_line = 0  # open_line: bytes of the line not ended yet
     with reading(path):
         raw = open_input(path)
         with (gzip.open(raw, "rb") if path.suffix.lower() == ".gz" else raw) as handle, raw:
@@ -96,19 +115,37 @@ def read_bytes(path: Path, text: bool = True) -> bytes:
                 if max_bytes is not None and size > max_bytes:
                     raise INPUT_BYTES.exceeded(max_bytes, path)
                 ends = block.count(b"\n")
-                if max_lines is not None and lines + ends > max_lines:
+                if max_lines is not None and counted + ends > max_lines:
                     raise INPUT_LINES.exceeded(max_lines, path, max_lines + 1)
                 for run in blank_runs:
                     start = block.find(run)
                     if start >= 0:  # the run's first blank line (the first line end may close the line before)
-                        first = lines + block.count(b"\n", 0, start) + (1 if start == 0 and open_line == 0 else 2)
+                        first = counted + block.count(b"\n", 0, start) + (1 if start == 0 and open_line == 0 else 2)
                         raise BLANK_LINES.exceeded(max_blank, path, first)
                 open_line = open_line + len(block) if ends == 0 else len(block) - block.rfind(b"\n") - 1
                 if max_line is not None and open_line > max_line:
-                    raise LINE_BYTES.exceeded(max_line, path, lines + ends + 1)
-                lines += ends
-                blocks.append(block)
-    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+                    raise LINE_BYTES.exceeded(max_line, path, counted + ends + 1)
+                counted += ends
+                yield block
+
+
+def input_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(1-based physical line number, the line's bytes without its end) of every line of a text input, read
+    through :func:`input_blocks` (every limit applies; a UTF-8 BOM is dropped). For formats parsed line by line
+    in Python (CRUMB's labels and runs): memory holds one block and its lines, never the file."""
+    number = 0
+    carry = b""
+    first = True
+    for block in input_blocks(path):
+        if first:
+            block, first = block.removeprefix(UTF8_BOM), False
+        parts = (carry + block).split(b"\n")
+        carry = parts.pop()
+        for line in parts:
+            number += 1
+            yield number, line.removesuffix(b"\r")
+    if carry:
+        yield number + 1, carry.removesuffix(b"\r")
 
 
 def open_input(path: Path):
@@ -203,6 +240,74 @@ def check_line_limits(data: bytes, offsets: np.ndarray, non_blank: np.ndarray | 
         if len(too_long):
             first = int(starts[too_long[0]]) + 1
             raise BLANK_LINES.exceeded(max_blank, path, first)
+
+
+def json_nesting(data: bytes) -> int:
+    """How deep the JSON text ``data`` nests (brackets inside strings do not count), or a bound on it that is
+    within :data:`JSON_DEPTH`: the count of opening brackets when that is within the limit (cheap), else the
+    exact depth from one vectorised pass over the quotes and brackets."""
+    opening = data.count(b"[") + data.count(b"{")
+    limit = JSON_DEPTH.value()
+    if limit is None or opening <= limit:
+        return min(opening, limit or opening)
+    cleaned = data.replace(b"\\\\", b"").replace(b'\\"', b"")  # escaped backslashes, then escaped quotes
+    text = np.frombuffer(cleaned, dtype=np.uint8)
+    special = np.flatnonzero((text == 34) | (text == 91) | (text == 93) | (text == 123) | (text == 125))
+    chars = text[special]
+    quote = chars == 34
+    outside = (np.cumsum(quote) & 1) == 0  # an even number of quotes so far: not inside a string
+    step = np.where(outside & ((chars == 91) | (chars == 123)), 1, np.where(outside & ((chars == 93) | (chars == 125)), -1, 0))
+    return int(np.cumsum(step).max()) if len(step) else 0
+
+
+def check_json_nesting(data: bytes, path: Path | None, line: int | None = None, where: str = "") -> None:
+    """InputError (``where``: a key path to name) when the JSON text ``data`` nests deeper than :data:`JSON_DEPTH`."""
+    limit = JSON_DEPTH.value()
+    if limit is not None and json_nesting(data) > limit:
+        raise json_too_deep(path, line, where)
+
+
+def json_too_deep(path: Path | None, line: int | None = None, where: str = "") -> InputError:
+    """The InputError for JSON nested past :data:`JSON_DEPTH` (or past Python's parser, which stops first when
+    the limit is raised)."""
+    limit = JSON_DEPTH.value()
+    bound = f"{limit:,}" if limit is not None else f"about {sys.getrecursionlimit():,} (Python's parser)"
+    return InputError(f"{where}more than {bound} {JSON_DEPTH.unit} ({JSON_DEPTH.name}; raise {JSON_DEPTH.variable} "
+                      "to read it, 0 = no limit)", path, line)
+
+
+def parse_json(data: bytes | str, path: Path | None, line: int | None = None, expected: str = "a JSON document",
+               constants: bool = True) -> object:
+    """One JSON text parsed within :data:`JSON_DEPTH`; every problem is one InputError naming ``path`` and
+    ``line``: not UTF-8, not JSON (with the column), nested too deep; with ``constants=False`` the literals NaN
+    and Infinity (which Python's json accepts) are refused too."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    check_json_nesting(raw, path, line)
+    try:
+        text = data if isinstance(data, str) else data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"expected UTF-8 text (byte {exc.start + 1} is not)", path, line) from None
+    try:
+        return json.loads(text) if constants else json.loads(text, parse_constant=_refuse_constant)
+    except _NotFinite as problem:
+        raise InputError(str(problem), path, line) from None
+    except RecursionError:
+        raise json_too_deep(path, line) from None
+    except json.JSONDecodeError as exc:
+        at = f" at column {exc.colno}" if exc.lineno == 1 or line is not None else f" at line {exc.lineno} column {exc.colno}"
+        raise InputError(f"expected {expected} ({exc.msg}{at})", path,
+                         line if line is not None else exc.lineno) from None
+    except ValueError:  # an integer of more than 4,300 digits (Python's int-to-text limit)
+        raise InputError(f"expected {expected} (a number of more than {sys.get_int_max_str_digits():,} digits)",
+                         path, line) from None
+
+
+class _NotFinite(ValueError):
+    """A JSON constant (NaN, Infinity) where a finite number is expected."""
+
+
+def _refuse_constant(name: str):
+    raise _NotFinite(f"expected finite numbers, found {name}")
 
 
 def query_rows_exceeded(qid: object, path: Path | None, line: int | None) -> InputError:

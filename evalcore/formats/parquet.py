@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from evalcore import arrow_np
 from evalcore.errors import InputError, OutputError, one_line
 from evalcore.formats.chunks import chunk_ends, qid_run_starts, validated_chunk
-from evalcore.formats.columns import pick_columns
+from evalcore.formats.columns import pick_columns, pick_optional
 from evalcore.formats.limits import INPUT_BYTES, QUERY_ROWS, check_query_sizes, query_rows_exceeded
 from evalcore.formats.lines import LineNumbers
 from evalcore.formats.validation import require_rows
@@ -41,18 +41,22 @@ def open_parquet(path: Path):
         raise InputError(f"expected a parquet file, cannot read its footer ({one_line(exc)})", path) from None
 
 
-def pick_parquet_columns(parquet_file, names: dict[str, tuple[str, ...]], path: Path) -> dict[str, str]:
-    """The file's column name for each canonical column (aliases accepted)."""
+def pick_parquet_columns(parquet_file, names: dict[str, tuple[str, ...]], path: Path,
+                         optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """The file's column name for each canonical column (aliases accepted), and for each ``optional`` one it has."""
     found = parquet_file.schema_arrow.names
-    return {name: found[index] for name, index in pick_columns(found, names, path).items()}
+    picked = pick_columns(found, names, path)
+    picked.update(pick_optional(found, optional, picked))
+    return {name: found[index] for name, index in picked.items()}
 
 
-def read_parquet_table(path: Path, names: dict[str, tuple[str, ...]], what: str) -> dict[str, pa.Array]:
+def read_parquet_table(path: Path, names: dict[str, tuple[str, ...]], what: str,
+                       optional: tuple[str, ...] = ()) -> dict[str, pa.Array]:
     """The picked columns of a parquet file read whole, within the input size limit counted on the decoded
     columns (pages are compressed and strings dictionary-encoded: a 3 MB file can decode to gigabytes). The
     row count refuses an obvious bomb before anything is read; the batches read are counted as they come."""
     parquet_file = open_parquet(path)
-    picked = pick_parquet_columns(parquet_file, names, path)
+    picked = pick_parquet_columns(parquet_file, names, path, optional)
     max_bytes = INPUT_BYTES.value()
     if max_bytes is not None and parquet_file.metadata.num_rows * _MIN_DECODED_ROW_BYTES > max_bytes:
         raise INPUT_BYTES.exceeded(max_bytes, path)

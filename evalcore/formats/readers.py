@@ -5,20 +5,28 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalcore.errors import InputError, one_line
 from evalcore.formats.chunks import chunks_of_table
 from evalcore.formats.columns import QRELS_COLUMN_NAMES, RUN_COLUMN_NAMES
 from evalcore.formats.delimited import read_delimited_table
 from evalcore.formats.detection import (
-    EXTENSION_FORMATS,
     checked_format,
     detect_qrels_format,
     detect_run_format,
-    strip_gz,
 )
 from evalcore.formats.jsonl import read_jsonl_table
 from evalcore.formats.lines import LineNumbers
+from evalcore.formats.nested import read_nested
+from evalcore.formats.partitions import (
+    PARTITION_COLUMNS,
+    Parts,
+    Selection,
+    check_parts_agree,
+    partition_names,
+    split_parts,
+)
 from evalcore.formats.parquet import (
     open_parquet,
     parquet_is_grouped,
@@ -32,19 +40,22 @@ from evalcore.formats.validation import apply_maxp, canonical_run, check_unique_
 from evalcore.formats.values import as_id, check_id_type
 
 
-def _read_named_columns(path: Path, fmt: str, names, what: str) -> tuple[dict[str, pa.Array], LineNumbers]:
-    """The named columns (aliases accepted) of a parquet, JSON-lines, CSV or TSV run or qrels file, with the
-    line number of each row."""
+def _read_named_columns(path: Path, fmt: str, names, what: str,
+                        optional: tuple[str, ...] = ()) -> tuple[dict[str, pa.Array], LineNumbers]:
+    """The named columns (aliases accepted; the ``optional`` ones where present) of a parquet, JSON-lines, CSV or
+    TSV run or qrels file, with the line number of each row."""
     if fmt == "parquet":
-        return read_parquet_table(path, names, what), LineNumbers(1)
+        return read_parquet_table(path, names, what, optional), LineNumbers(1)
     if fmt == "jsonl":
-        return read_jsonl_table(path, names, what)
-    return read_delimited_table(path, "," if fmt == "csv" else "\t", names, what)
+        return read_jsonl_table(path, names, what, optional)
+    return read_delimited_table(path, "," if fmt == "csv" else "\t", names, what, optional)
 
 
 def _read_run_columns(path: Path, fmt: str) -> tuple[pa.Table, LineNumbers]:
     if fmt == "trec":
         return read_trec_run(path)
+    if fmt == "json":
+        return read_nested(path, "run")
     columns, numbers = _read_named_columns(path, fmt, RUN_COLUMN_NAMES, "run")
     return canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers), numbers
 
@@ -69,33 +80,105 @@ def read_run_rows(path: str | Path, *, name: str | None = None, group_column: st
     detect the format from (an in-memory upload at ``/proc/self/fd/N``): parquet by its magic, else the
     name's extension (``.gz`` stripped), else sniffed."""
     path = Path(path)
-    fmt = detect_run_format(path)
-    if name is not None and Path(name).name != path.name and fmt != "parquet":
-        fmt = EXTENSION_FORMATS.get(strip_gz(Path(name)).suffix.lower()) or fmt
+    fmt = detect_run_format(path, name if name is not None and Path(name).name != path.name else None)
     if group_column is None:
         run, numbers = _read_run_columns(path, fmt)
         return run, None, numbers
-    if fmt == "trec":
-        raise InputError(f"expected a {group_column} column: a TREC run has none (use parquet, CSV, TSV or JSON "
+    if fmt in ("trec", "json"):
+        layout = "a TREC run" if fmt == "trec" else "a nested JSON run {qid: {docid: score}}"
+        raise InputError(f"expected a {group_column} column: {layout} has none (use parquet, CSV, TSV or JSON "
                          f"lines with columns {group_column}, qid, docid, score)", path)
     columns, numbers = _read_named_columns(path, fmt, {group_column: (group_column,), **RUN_COLUMN_NAMES}, "run")
     run = canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers)
     return run, as_id(columns[group_column], group_column, path, numbers), numbers
 
 
-def read_qrels(path: str | Path, *, fmt: str | None = None) -> pa.Table:
+def read_qrels(path: str | Path, *, fmt: str | None = None, select: Selection | None = None) -> pa.Table:
     """Read qrels as ``qid, docid, relevance`` (int64 >= 0) in input order.
 
     Exact duplicate judgements are collapsed to their first occurrence; conflicting grades for one
-    (qid, docid) are an error.
+    (qid, docid) are an error. A file whose ``benchmark`` / ``task`` / ``setting`` columns hold several
+    evaluations (after ``select``) is refused, saying how to select one (:mod:`evalcore.formats.partitions`).
     """
+    return read_qrels_parts(path, fmt=fmt, select=select).single()[0]
+
+
+def read_qrels_parts(path: str | Path, *, fmt: str | None = None, select: Selection | None = None) -> Parts:
+    """Qrels by their partition columns (:mod:`evalcore.formats.partitions`), each part read as
+    :func:`read_qrels` reads a file (duplicates collapsed and conflicts refused within the part)."""
     path = Path(path)
     fmt = checked_format(fmt, path, detect_qrels_format)
+    partitions: dict[str, pa.Array] = {}
     if fmt == "trec":
         columns, numbers = read_trec_qrels(path)
+    elif fmt == "json":
+        table, numbers = read_nested(path, "qrels")
+        columns = {name: table[name] for name in table.column_names}
     else:
-        columns, numbers = _read_named_columns(path, fmt, QRELS_COLUMN_NAMES, "qrels")
-    return qrels_from_columns(columns, path, numbers)
+        columns, numbers = _read_named_columns(path, fmt, QRELS_COLUMN_NAMES, "qrels", PARTITION_COLUMNS)
+        partitions = {name: columns.pop(name) for name in PARTITION_COLUMNS if name in columns}
+    raw = pa.table(columns)
+    parts = split_parts(raw, partitions, numbers, path, "qrels", select)
+    for key, (part, lines) in parts.tables.items():
+        parts.tables[key] = (qrels_from_columns({name: part[name] for name in part.column_names}, path, lines), None)
+    return parts
+
+
+def read_run_parts(path: str | Path, *, fmt: str | None = None, select: Selection | None = None,
+                   maxp: bool = False, name: str | None = None) -> Parts:
+    """A run read whole (as :func:`read_run`) and split by its partition columns after ``select``; each part's
+    (qid, docid) pairs are unique within the part. ``name``: the file's own name for an in-memory upload (see
+    :func:`read_run_rows`)."""
+    path = Path(path)
+    fmt = checked_format(fmt, path, lambda p: detect_run_format(p, name))
+    if fmt in ("trec", "json"):
+        run, numbers = _read_run_columns(path, fmt)
+        parts = split_parts(run, {}, numbers, path, "run")
+    else:
+        columns, numbers = _read_named_columns(path, fmt, RUN_COLUMN_NAMES, "run", PARTITION_COLUMNS)
+        run = canonical_run(columns["qid"], columns["docid"], columns["score"], path, numbers)
+        partitions = {column: columns[column] for column in PARTITION_COLUMNS if column in columns}
+        parts = split_parts(run, partitions, numbers, path, "run", select)
+    for key, (part, lines) in parts.tables.items():
+        check_unique_pairs(part, path, lines)
+        parts.tables[key] = (apply_maxp(part) if maxp else part, lines)
+    return parts
+
+
+def read_evaluation(run: str | Path, qrels: str | Path, *, select: Selection | None = None,
+                    maxp: bool = False) -> tuple[pa.Table, pa.Table]:
+    """(run, qrels) of one evaluation, read whole: files that hold several tasks or settings are refused unless
+    ``select`` picks one, and a run of another task or setting than its qrels is refused
+    (:mod:`evalcore.formats.partitions`)."""
+    qrels_parts = read_qrels_parts(qrels, select=select)
+    run_parts = read_run_parts(run, select=select, maxp=maxp)
+    check_parts_agree(run_parts, qrels_parts, per_part=False)
+    return run_parts.single()[0], qrels_parts.single()[0]
+
+
+def run_partitions(path: str | Path) -> dict[str, list[str]] | None:
+    """For a parquet run: the distinct values of each partition column it has (read alone, dictionary-encoded;
+    {} without any), so that a grouped run of one task is still streamed; None for other formats (read whole)."""
+    path = Path(path)
+    if detect_run_format(path) != "parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    parquet_file = open_parquet(path)
+    present = partition_names(parquet_file.schema_arrow.names)
+    if not present:
+        return {}
+    found = [parquet_file.schema_arrow.names[i] for i in present.values()]
+    try:
+        table = pq.read_table(path, columns=found, read_dictionary=found)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"corrupt parquet file: expected readable column data ({one_line(exc)})", path) from None
+    values = {}
+    for name, column in zip(present, found):
+        distinct = pc.unique(table[column].combine_chunks().dictionary_decode()
+                             if pa.types.is_dictionary(table[column].type) else table[column])
+        values[name] = [str(v) for v in distinct.to_pylist()]
+    return values
 
 
 # an ungrouped parquet run above this many rows is regrouped by DuckDB with bounded memory (spilling to

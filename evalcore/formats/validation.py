@@ -153,3 +153,34 @@ def validate_qrels(table_or_df, source: str = "<qrels table>") -> pa.Table:
     path = Path(source)
     columns = _require_columns(as_arrow(table_or_df), QRELS_COLUMN_NAMES, source)
     return qrels_from_columns(columns, path, LineNumbers(1))
+
+
+def run_parts_of_table(table_or_df, source: str = "<run table>", select=None, maxp: bool = False):
+    """An in-memory run validated like a file (:func:`validate_run`) and split by its partition columns
+    (:mod:`evalcore.formats.partitions`) after ``select``: a :class:`~evalcore.formats.partitions.Parts`."""
+    from evalcore.formats.partitions import partition_names, split_parts
+
+    path = Path(source)
+    table = as_arrow(table_or_df)
+    columns = _require_columns(table, RUN_COLUMN_NAMES, source)
+    run = canonical_run(columns["qid"], columns["docid"], columns["score"], path, LineNumbers(1))
+    partitions = {name: table.column(index) for name, index in partition_names(table.column_names).items()}
+    parts = split_parts(run, partitions, LineNumbers(1), path, "run", select)
+    for key, (part, lines) in parts.tables.items():
+        check_unique_pairs(part, path, lines)
+        parts.tables[key] = (apply_maxp(part) if maxp else part, lines)
+    return parts
+
+
+def qrels_parts_of_table(table_or_df, source: str = "<qrels table>", select=None):
+    """In-memory qrels validated like a file (:func:`validate_qrels`), split by their partition columns."""
+    from evalcore.formats.partitions import partition_names, split_parts
+
+    path = Path(source)
+    table = as_arrow(table_or_df)
+    columns = _require_columns(table, QRELS_COLUMN_NAMES, source)
+    partitions = {name: table.column(index) for name, index in partition_names(table.column_names).items()}
+    parts = split_parts(pa.table(columns), partitions, LineNumbers(1), path, "qrels", select)
+    for key, (part, lines) in parts.tables.items():
+        parts.tables[key] = (qrels_from_columns({name: part[name] for name in part.column_names}, path, lines), None)
+    return parts

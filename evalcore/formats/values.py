@@ -21,6 +21,49 @@ from evalcore.formats.columns import DICTIONARY_QID_RUN_SCHEMA
 from evalcore.formats.lines import LineNumbers, first_true, row_error, short_repr
 
 _GRADE_PATTERN = r"^[+-]?[0-9]+(\.0*)?$"
+_INT64_MAX = 2**63 - 1
+
+
+def json_text(value: object, limit: int = 60) -> str:
+    """A parsed JSON value as a message shows it: as JSON (``"abc"``, ``true``, ``[1, 2]``), cut to ``limit``
+    characters."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def score_problem(value: object) -> str | None:
+    """Why one parsed JSON value is no score, or None when it is one: a score is a JSON number (true, "0.5",
+    null or a list are not) that is finite in float64 (NaN, Infinity and 1e309 are not, nor an integer of 400
+    digits)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{json_text(value)} is not a number"
+    if isinstance(value, int):
+        try:
+            value = float(value)
+        except OverflowError:
+            return f"{json_text(value)} is beyond float64"
+    if value != value or value in (float("inf"), float("-inf")):
+        return f"{json_text(value)} is not a finite number"
+    return None
+
+
+def grade_problem(value: object) -> str | None:
+    """Why one parsed JSON value is no relevance grade, or None when it is one: an integer >= 0 that fits in
+    64 bits (2.0 counts as 2; true, "2", 1.5, -1, 1e19 and 2^64 do not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{json_text(value)} is not a number"
+    if isinstance(value, float) and not (value == value and abs(value) != float("inf") and value == int(value)):
+        return f"{json_text(value)} is not a whole number"
+    if value < 0:
+        return f"{json_text(value)} is negative"
+    if int(value) > _INT64_MAX:
+        return f"{json_text(value)} does not fit in 64 bits"
+    return None
 
 
 def first_failing_row(values: pa.Array, convert: Callable[[pa.Array], object]) -> int:

@@ -16,6 +16,7 @@ from evalcore.formats.delimited import write_delimited
 from evalcore.formats.detection import EXTENSION_FORMATS, FORMATS, FORMAT_ALIASES, strip_gz
 from evalcore.formats.jsonl import write_jsonl
 from evalcore.formats.lines import LineNumbers
+from evalcore.formats.nested import write_nested
 from evalcore.formats.text import write_lines
 from evalcore.formats.trec import trec_run_lines
 from evalcore.formats.validation import as_arrow, canonical_run
@@ -94,7 +95,9 @@ def _run_for_writing(table_or_df, path: Path) -> pa.Table:
 def write_run(table, path: str | Path, *, fmt: str | None = None) -> None:
     """Write a run (``qid, docid, score`` [+ ``tag``]) atomically; format from ``fmt`` or extension.
 
-    TREC text gets ``qid Q0 docid rank score tag`` lines in input order, rank by descending score.
+    TREC text gets ``qid Q0 docid rank score tag`` lines in input order, rank by descending score; ``json``
+    (``.json``) one nested document ``{qid: {docid: score}}`` (queries in first-seen order), which pytrec_eval,
+    ranx and BEIR read as it is.
     Scores are written with the shortest text that reads back to the same float64. A ``.gz`` name
     (``run.trec.gz``, ``run.jsonl.gz``) is gzip-compressed text, read back by :func:`read_run`; parquet
     compresses inside, so ``.parquet.gz`` is refused.
@@ -119,5 +122,7 @@ def write_run(table, path: str | Path, *, fmt: str | None = None) -> None:
             write_lines(trec_run_lines(run, tags, path), temporary, compressed)
         elif fmt in ("csv", "tsv"):
             write_delimited(run, temporary, "," if fmt == "csv" else "\t", compressed)
+        elif fmt == "json":
+            write_nested(run, temporary, compressed)
         else:
             write_jsonl(run, temporary, compressed)

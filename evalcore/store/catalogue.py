@@ -54,6 +54,27 @@ def data_dir(chosen: str | Path | None = None, *, default: str | Path = "data", 
     return Path(chosen or environ.get(DATA_ENV) or default).expanduser()
 
 
+def checked_data_dir(chosen: str | Path | None = None) -> Path:
+    """:func:`data_dir` for a command: one InputError naming it when it is missing, not a folder, or a folder
+    this user cannot list or enter (where a PermissionError traceback came from ``Path.exists``)."""
+    from evalcore.errors import InputError
+    from evalcore.formats.detection import path_kind
+
+    path = data_dir(chosen)
+    kind = path_kind(path)
+    if kind == "missing":
+        raise InputError("data directory not found (expected a folder of result parquet files)", path)
+    if kind != "folder":
+        raise InputError("not a folder: --data expects the data directory that holds the parquet files", path)
+    try:
+        os.listdir(path)
+        os.stat(path / os.curdir)  # looking a name up inside needs the right to enter it
+    except OSError as exc:
+        raise InputError(f"cannot read the data folder ({exc.strerror or one_line(exc)}): the user running "
+                         "evalcore needs the right to list and enter it (r-x)", path) from None
+    return path
+
+
 # -- finding and classifying files ------------------------------------------------------------------------
 
 DUCKDB_MEMORY_ENV = "TIEBREAK_DUCKDB_MEMORY_MB"

@@ -19,6 +19,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalcore.errors import one_line
+
 FILE_NAME = "benchmarks.json"
 FORMAT = 1
 
@@ -41,12 +43,18 @@ class Manifest:
 def read(data_dir: str | Path) -> Manifest:
     """The manifest of ``data_dir`` (an empty one when the file does not exist)."""
     path = Path(data_dir) / FILE_NAME
-    if not path.exists():
-        return Manifest()
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return Manifest(path=str(path), problem=f"unreadable task manifest: {str(exc).splitlines()[0]}")
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return Manifest()
+    except OSError as exc:  # a folder the user may not read or enter: said, never a traceback
+        return Manifest(path=str(path), problem=f"unreadable task manifest: {exc.strerror or one_line(exc)}")
+    except UnicodeDecodeError as exc:
+        return Manifest(path=str(path), problem=f"unreadable task manifest: {one_line(exc)}")
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # not JSON, or nested past Python's parser
+        return Manifest(path=str(path), problem=f"unreadable task manifest: {one_line(exc)[:200]}")
     problem = _shape_problem(document)
     if problem is not None:
         return Manifest(path=str(path), problem=f"task manifest: {problem}")

@@ -191,3 +191,53 @@ def test_a_writer_that_comes_late_or_is_slow_is_read(tmp_path):
         writer.join(10)
         assert code == 0, stderr
         assert json.loads(stdout) == expected
+
+
+def candidate_csv(tasks_data: Path) -> bytes:
+    from candidate_data import TASKS, mcr_rows
+
+    rows = ["task,qid,docid,score"] + [f"{task},{q},{d},{s!r}" for task in TASKS for q, d, s in mcr_rows(task)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_candidate_from_a_fifo_gives_what_the_file_gives(tmp_path):
+    """``tasks evaluate --candidate <(command)`` opened the stream twice (sniffed, then read) or, with no writer,
+    hung: it is read once, as evaluate's --run is."""
+    from candidate_data import write_tasks
+
+    data = write_tasks(tmp_path / "data")
+    table = candidate_csv(data)
+    (tmp_path / "run.csv").write_bytes(table)
+    common = ["tasks", "evaluate", "--benchmark", "rar-b", "--setting", "mcr", "--data", str(data)]
+    code, _, stderr = call([*common, "--candidate", str(tmp_path / "run.csv"), "--out", str(tmp_path / "a.parquet")])
+    assert code == 0, stderr
+    with fifo_with(tmp_path / "run.fifo", table) as fifo:
+        code, _, stderr = call([*common, "--candidate", str(fifo), "--out", str(tmp_path / "b.parquet")])
+    assert code == 0, stderr
+    assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))
+    os.mkfifo(tmp_path / "silent.fifo")
+    done = subprocess.run([sys.executable, "-m", "evalcore", *common, "--candidate", str(tmp_path / "silent.fifo"),
+                           "--out", str(tmp_path / "c.parquet")], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "TIEBREAK_FIFO_WAIT_SECONDS": "1"})
+    assert done.returncode == 2 and "a FIFO that no process opened for writing in 1 s" in done.stderr
+    assert not (tmp_path / "c.parquet").exists()
+
+
+def test_a_candidate_folder_the_user_cannot_enter_is_one_line():
+    from candidate_data import TASKS, mcr_rows, write_tasks
+    from unprivileged import evalcore_as_user, shared_folder
+
+    with shared_folder() as folder:
+        data = write_tasks(folder / "data")
+        runs = folder / "runs"
+        runs.mkdir()
+        for task in TASKS:
+            (runs / f"{task}.trec").write_text("".join(f"{q} Q0 {d} 1 {s!r} x\n" for q, d, s in mcr_rows(task)))
+        assert evalcore_as_user("tasks", "evaluate", "--benchmark", "rar-b", "--setting", "mcr", "--data", data,
+                                "--candidate", runs, "--out", folder / "ok.parquet").returncode == 0
+        runs.chmod(0o000)
+        done = evalcore_as_user("tasks", "evaluate", "--benchmark", "rar-b", "--setting", "mcr", "--data", data,
+                                "--candidate", runs, "--out", folder / "rows.parquet")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.strip() == f"evalcore tasks: error: {runs}: cannot read the folder (Permission denied)"
+        assert not (folder / "rows.parquet").exists()

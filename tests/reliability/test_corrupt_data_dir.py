@@ -177,3 +177,38 @@ def test_dashboard_lists_skipped_files_and_draws_the_rest(corrupt_dir, monkeypat
         assert name in shown, (name, shown)
     assert "could not be drawn" not in " ".join(e.value for e in app.error)
     assert any("alpha" in str(frame.value.to_dict()) for frame in app.dataframe)
+
+
+UNREADABLE_DATA_COMMANDS = {
+    "leaderboard --data": ("leaderboard", "--benchmark", "bench", "--data", "{data}"),
+    "explain --system": ("explain", "--run", "{run}", "--qrels", "{qrels}", "--system", "alpha", "--benchmark", "bench",
+                         "--task", "T1", "--data", "{data}"),
+    "tasks export": ("tasks", "export", "--benchmark", "rar-b", "--setting", "mcr", "--out", "{out}", "--data",
+                     "{data}"),
+    "leaderboard --candidate": ("leaderboard", "--benchmark", "rar-b", "--setting", "mcr", "--candidate", "{run}",
+                                "--data", "{data}"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(UNREADABLE_DATA_COMMANDS))
+@pytest.mark.parametrize("mode", [0o000, 0o600], ids=["no rights", "no right to enter"])
+def test_a_data_folder_the_user_cannot_read_is_one_line(command, mode):
+    """A data folder its user may not list or enter ended in a PermissionError traceback (from the task manifest's
+    ``exists``); now one line naming the folder, exit code 2, nothing written. Run as a user the permission bits
+    bind (tests run as root: see tests/unprivileged.py)."""
+    from unprivileged import evalcore_as_user, shared_folder
+
+    with shared_folder() as folder:
+        data = folder / "data"
+        data.mkdir()
+        query_metrics("alpha").to_parquet(data / "alpha.parquet")
+        (folder / "run.trec").write_text("q0 Q0 d1 1 0.5 x\n")
+        (folder / "qrels.txt").write_text("q0 0 d1 1\n")
+        data.chmod(mode)
+        argv = [a.format(data=data, run=folder / "run.trec", qrels=folder / "qrels.txt", out=folder / "out")
+                for a in UNREADABLE_DATA_COMMANDS[command]]
+        done = evalcore_as_user(*argv)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert f"{data}: cannot read the data folder (Permission denied)" in done.stderr
+        assert not (folder / "out").exists()
