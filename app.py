@@ -6,7 +6,8 @@ or ``TIEBREAK_DATA=DIR streamlit run app.py``.
 - its script is ``ui/entry/dashboard.py``, which runs ``st.navigation`` over the views in ``pages/`` (the page
   table is ``ui/navigation.py``);
 - its middleware tells the browser where the server is, so a deep link to a page asks no wrong address (no
-  404s: ``ui/page_base.py``), and answers the browser's requests for Streamlit's own scripts from memory
+  404s: ``ui/page_base.py``, which also adds the dashboard's stylesheet, ``ui/page_style.py``), and answers
+  the browser's requests for Streamlit's own scripts from memory
   (``ui/static_assets.py``: the first visitor's page loads while the server is still busy preparing);
 - its lifespan (``ui/warm_start.py``) prepares the default view's data once, as soon as the server is up, so
   the first visitor does not wait for imports, the store and the Leaderboard's queries;

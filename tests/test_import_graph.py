@@ -161,7 +161,7 @@ def test_ui_imports_no_page():
 UI_LAYERS = (
     ("base", {"ui", "ui.words", "ui.state", "ui.glossary", "ui.screen", "ui.snapshot", "ui.tables", "ui.charts",
               "ui.coverage_gaps", "ui.memo", "ui.internals", "ui.drawing", "ui.notices", "ui.upload_eval", "ui.upload_worker",
-              "ui.static_assets", "ui.page_base", "ui.gate", "ui.heap"}),
+              "ui.static_assets", "ui.page_style", "ui.page_base", "ui.gate", "ui.heap"}),
     ("data", {"ui.data"}),
     ("sidebar and notices", {"ui.sidebar", "ui.hints"}),
     ("page parts", {"ui.board", "ui.drilldown", "ui.recorder", "ui.upload", "ui.rank_flips"}),

@@ -13,8 +13,13 @@ sets both to the folder of the page's address — ``new URL(".", location.href)`
 ``/tiebreak/`` for ``/tiebreak/rank-flips`` — the same rule that resolves the page's own relative
 ``./static/…`` links, so it holds behind any path prefix or proxy without knowing either. Page addresses are
 one segment below the app's root (``ui/navigation.py``), which is what makes that folder the root.
+
+The same edit puts the dashboard's stylesheet (:data:`ui.page_style.STYLE`: what the theme cannot say, e.g. the
+contrast of captions) at the end of the page's head, so every view has it from the first paint.
 """
 from __future__ import annotations
+
+from ui import page_style
 
 SCRIPT = (b'<script>window.__streamlit=Object.assign({},window.__streamlit,(function(){'
           b'var base=new URL(".",window.location.href).href;'
@@ -27,19 +32,24 @@ answers itself when the client asks)."""
 
 
 def inject(html: bytes) -> bytes:
-    """``html`` with :data:`SCRIPT` before its first ``<script`` (else before ``</head>``); unchanged when it has
-    neither or already holds the script."""
-    if SCRIPT in html:
-        return html
-    for marker in (b"<script", b"</head>"):
-        at = html.find(marker)
+    """``html`` with :data:`SCRIPT` before its first ``<script`` (else before ``</head>``) and
+    :data:`ui.page_style.STYLE` before ``</head>``; each added once (a page that already holds it keeps it as it
+    is), and nothing added to a page with neither marker."""
+    if SCRIPT not in html:
+        for marker in (b"<script", b"</head>"):
+            at = html.find(marker)
+            if at >= 0:
+                html = html[:at] + SCRIPT + html[at:]
+                break
+    if page_style.STYLE not in html:
+        at = html.find(b"</head>")
         if at >= 0:
-            return html[:at] + SCRIPT + html[at:]
+            html = html[:at] + page_style.STYLE + html[at:]
     return html
 
 
 class BackendBaseFromPage:
-    """ASGI middleware: HTML pages (GET, status 200) get :data:`SCRIPT` (see the module docstring); everything
+    """ASGI middleware: HTML pages (GET, status 200) get :data:`SCRIPT` and the stylesheet (:func:`inject`); everything
     else, WebSockets included, passes through untouched. Page requests are asked for without compression (a
     page is ~2 kB) so the body can be edited; a response that is compressed anyway is passed on as it is. The
     edited page loses its ETag / Last-Modified (they describe the file on disk), so browsers refetch it whole."""

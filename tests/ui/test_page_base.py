@@ -1,10 +1,11 @@
-"""ui/page_base.py: the middleware adds the base-URL script to HTML pages only, with a correct length, and leaves
-everything else (server routes, WebSockets, other methods and statuses, compressed bodies) byte for byte."""
+"""ui/page_base.py: the middleware adds the base-URL script and the stylesheet (ui/page_style.py) to HTML pages
+only, with a correct length, and leaves everything else (server routes, WebSockets, other methods and statuses,
+compressed bodies) byte for byte."""
 from __future__ import annotations
 
 import asyncio
 
-from ui import page_base
+from ui import page_base, page_style
 
 PAGE = b"<!DOCTYPE html><html><head><title>x</title><script src='./static/a.js'></script></head></html>"
 
@@ -40,7 +41,8 @@ def _call(app, path="/rank-flips", method="GET", kind="http"):
 def test_an_html_page_gets_the_script_before_streamlits_own_with_its_new_length():
     app = _serve(PAGE, chunks=3)
     headers, body = _call(app)
-    assert body == PAGE.replace(b"<script", page_base.SCRIPT + b"<script", 1)
+    assert body == PAGE.replace(b"<script", page_base.SCRIPT + b"<script", 1).replace(
+        b"</head>", page_style.STYLE + b"</head>", 1)
     assert headers[b"content-length"] == str(len(body)).encode()
     assert b"etag" not in headers, "the tag described the unedited file"
     assert dict(app.seen["headers"]).get(b"accept-encoding") is None, "asked for uncompressed"
@@ -51,6 +53,15 @@ def test_the_script_sets_both_base_urls_to_the_folder_of_the_page():
     assert 'new URL(".",window.location.href)' in script
     assert "BACKEND_BASE_URL:base" in script and "MAIN_PAGE_BASE_URL:base" in script
     assert page_base.inject(page_base.inject(PAGE)) == page_base.inject(PAGE), "added once"
+
+
+def test_the_stylesheet_goes_last_in_the_head_once_even_where_the_script_is_there_already():
+    with_script = page_base.inject(PAGE).replace(page_style.STYLE, b"")
+    assert with_script.count(page_base.SCRIPT) == 1
+    once = page_base.inject(with_script)
+    assert once.count(page_base.SCRIPT) == 1 and once.count(page_style.STYLE) == 1
+    assert once.index(page_style.STYLE) + len(page_style.STYLE) == once.index(b"</head>")
+    assert page_base.inject(b"<html><body>no head</body></html>") == b"<html><body>no head</body></html>"
 
 
 def test_everything_else_passes_unchanged():
