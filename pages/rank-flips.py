@@ -1,4 +1,5 @@
-"""Rank flips: which systems swap places when only the scoring precision changes."""
+"""Rank flips: which systems swap places when only the scoring precision changes, ranked as the Leaderboard
+ranks (the benchmark's own aggregate: G for RAR-b, the mean for R2MED and CRUMB) or by one task's score."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -17,8 +18,10 @@ def render() -> None:
     view = hints.page_top(TITLE, (
         "Two conditions, same systems, same tasks: if the leaderboard order changes when only the numeric "
         "precision changes, the ranking was decided by rounding and tie-breaking rather than by the models. "
+        "Systems are ranked as on the Leaderboard, by the benchmark's own aggregate over the tasks both "
+        "precisions share (G for RAR-b, the mean for R2MED and CRUMB), or by one task's score. "
         "Kendall τ summarises agreement (1 = same order); overlapping tie ranges [min, max] of the ranked score "
-        "(G, or the one task's score) mark pairs that ties alone cannot separate."), need=rank_flips.NEED)
+        "mark pairs that ties alone cannot separate."), need=rank_flips.NEED)
     if view is None:
         return
     precisions, left_out = rank_flips.paired_precisions(view)
@@ -47,17 +50,20 @@ def render() -> None:
                           help=offered, elsewhere=left_out)
     prec_b = state.select("flip_b", "Condition B: precision", precisions, default_b, where=mid, format_func=label,
                           help=offered, elsewhere=left_out)
-    scope = state.select("flip_task", "Ranked by", ["G"] + rank_flips.rankable_tasks(view, prec_a, prec_b), "G", where=right,
-                         always=False, format_func=lambda t: "G over the shared tasks" if t == "G" else f"{t} alone",
-                         help="G over every task both precisions share, or one task's score alone (the tasks where "
-                              "at least two systems have results under both precisions).")
+    agg = rank_flips.aggregate(view)  # G, or mean where the benchmark ranks by the mean
+    scope = state.select("flip_task", "Ranked by", rank_flips.scopes(view, prec_a, prec_b), agg, where=right,
+                         always=False, format_func=lambda t: f"{agg} over the shared tasks" if t == agg else f"{t} alone",
+                         help=glossary.tip("aggregate", before=(
+                             f"{agg} over every task both precisions share (this benchmark's own aggregate, as on the "
+                             "Leaderboard), or one task's score alone (the tasks where at least two systems have "
+                             "results under both precisions).")))
     if prec_a == prec_b:
         drawing.info("Pick two different precisions to compare.")
         return
     flips = data.rank_flips(view.data, replace(view.cond, precision=prec_a), replace(view.cond, precision=prec_b),
-                            systems=view.systems, tasks=None if scope == "G" else [scope])
+                            systems=view.systems, tasks=None if scope == agg else [scope])
     ranks = flips.ranks
-    what = "G" if scope == "G" else f"{scope} score"  # one task ranks by its own score (G of one task)
+    what = agg if scope == agg else f"{scope} score"  # one task ranks by its own score (its aggregate)
     if len(ranks) < 2:
         hints.explain_missing(
             _fewer_than_two(len(ranks), prec_a, prec_b, len(flips.tasks)),
@@ -81,7 +87,7 @@ def render() -> None:
         drawing.caption(gaps)
     charts.draw_remembered(None if view.data.overlay else (  # built once per question
         "rank-flips", view.data, view.cond, view.systems, prec_a, prec_b, scope),
-        lambda: _slope_chart(ranks, prec_a, prec_b, kinds, "G" if scope == "G" else scope))
+        lambda: _slope_chart(ranks, prec_a, prec_b, kinds, agg if scope == agg else scope, flips.aggregate))
     _pairs(flips, prec_a, prec_b, what)
 
 
@@ -129,14 +135,15 @@ def _kind_note(kinds: dict[str, str], prec_a: str, prec_b: str) -> None:
         drawing.caption(f"{prec_b} is of one kind for every system here — {what} ({kind}): the lines are {line}.")
 
 
-def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str) -> go.Figure:
+def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str, column: str) -> go.Figure:
     """Ranks under A (left) joined to ranks under B (right). The names are the two rank axes' tick labels, so
     Plotly widens its margins to fit them (automargin) instead of clipping them at the chart's edges on a
     narrow screen; the line's dash says the precision's kind (the note above the chart), the hover gives both
-    ranks, scores and the kind."""
+    ranks, scores (``by``: what they are called; ``column``: the answer's aggregate, its columns' prefix) and
+    the kind."""
     fig = go.Figure()
     colours = {"up": "#0d9488", "down": "#dc2626", "same": "#94a3b8"}
-    for row in ranks.itertuples(index=False):
+    for row, score_a, score_b in zip(ranks.itertuples(index=False), ranks[f"{column}_a"], ranks[f"{column}_b"]):
         direction = "same" if row.rank_change == 0 else ("down" if row.rank_change > 0 else "up")
         kind = kinds.get(row.system, "")
         fig.add_trace(go.Scatter(
@@ -145,8 +152,8 @@ def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str
                       dash=KIND_DASH.get(kind, "solid")),
             marker=dict(size=8), showlegend=False, name=row.system, cliponaxis=False,
             hovertemplate=(f"{row.system}" + (f" ({kind} at {prec_b})" if kind else "")
-                           + f"<br>{prec_a}: rank {row.rank_a} ({by} {row.G_a:.4f})"
-                           f"<br>{prec_b}: rank {row.rank_b} ({by} {row.G_b:.4f})<extra></extra>")))
+                           + f"<br>{prec_a}: rank {row.rank_a} ({by} {score_a:.4f})"
+                           f"<br>{prec_b}: rank {row.rank_b} ({by} {score_b:.4f})<extra></extra>")))
     fig.add_trace(go.Scatter(x=[prec_b] * len(ranks), y=ranks["rank_b"].tolist(), yaxis="y2", mode="markers",
                              marker=dict(opacity=0), hoverinfo="skip", showlegend=False))
     axis = dict(autorange="reversed", automargin=True, showgrid=False, zeroline=False, tickfont=dict(size=11))
@@ -161,17 +168,17 @@ def _slope_chart(ranks, prec_a: str, prec_b: str, kinds: dict[str, str], by: str
     return fig
 
 
-def _pairs(flips, prec_a: str, prec_b: str, what: str = "G") -> None:
+def _pairs(flips, prec_a: str, prec_b: str, what: str) -> None:
     drawing.subheader(f"Flipped pairs ({len(flips.flipped_pairs)})")
     if flips.flipped_pairs.empty:
         drawing.success(f"No pair of systems changes order between {prec_a} and {prec_b}.")
     else:
         drawing.markdown(f"System 1 is above system 2 under **{prec_a}** and below it under **{prec_b}**.")
-        number = tables.number
+        number, agg = tables.number, flips.aggregate
         drawing.dataframe(flips.flipped_pairs, hide_index=True, width="stretch", column_config={
             "system_1": "System 1", "system_2": "System 2",
-            "G_a_1": number(f"{what}₁ ({prec_a})"), "G_a_2": number(f"{what}₂ ({prec_a})"),
-            "G_b_1": number(f"{what}₁ ({prec_b})"), "G_b_2": number(f"{what}₂ ({prec_b})"),
+            f"{agg}_a_1": number(f"{what}₁ ({prec_a})"), f"{agg}_a_2": number(f"{what}₂ ({prec_a})"),
+            f"{agg}_b_1": number(f"{what}₁ ({prec_b})"), f"{agg}_b_2": number(f"{what}₂ ({prec_b})"),
             "intervals_overlap": st.column_config.CheckboxColumn(
                 f"Tie ranges overlap ({prec_a} or {prec_b})", help=glossary.tip("tie-range", before=(
                     f"Their tie ranges [{what} min, {what} max] overlap under {prec_a}, under {prec_b} or under "
@@ -179,7 +186,7 @@ def _pairs(flips, prec_a: str, prec_b: str, what: str = "G") -> None:
         })
     drawing.subheader(f"Pairs ties cannot separate ({len(flips.overlapping_pairs)})")
     if flips.overlapping_pairs.empty:
-        published = flips.ranks[["G_min_a", "G_min_b"]].isna().any(axis=1).any()
+        published = flips.ranks[[f"{flips.aggregate}_min_a", f"{flips.aggregate}_min_b"]].isna().any(axis=1).any()
         drawing.caption(f"No two systems have overlapping tie ranges [{what} min, {what} max]"
                         + (" (published scores carry no tie range)." if published else "."))
     else:

@@ -1,6 +1,9 @@
 """Which systems a two-condition comparison leaves out, and why — so a view says what is missing (a model never
 run at a precision, e.g. all-mpnet-base-v2 at fp16, or a 4-bit model that has no fp32) instead of silently
-drawing fewer systems. Pure pandas over :meth:`evalcore.store.Store.coverage` (``ui.data.coverage``)."""
+drawing fewer systems. Pure pandas over :meth:`evalcore.store.Store.coverage` (``ui.data.coverage``).
+
+Used by the Rank flips view (``pages/rank-flips.py``: its "Not in this comparison: …" caption, checked on the
+shipped data by ``tests/pages/test_rank_flips_gaps.py``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence

@@ -1,10 +1,11 @@
-"""What the Rank flips view offers: the precisions a flip can compare, the default pair and the tasks it can
-rank by — asked by the page (``pages/rank-flips.py``) and by the JSON API (``ui/api_answers.py``), so a link
-and its API URL resolve to the same question."""
+"""What the Rank flips view offers: the precisions a flip can compare, the default pair and what it can rank
+by (the benchmark's own aggregate or one task) — asked by the page (``pages/rank-flips.py``) and by the JSON
+API (``ui/api_answers.py``), so a link and its API URL resolve to the same question."""
 from __future__ import annotations
 
 from dataclasses import replace
 
+from evalcore.aggregate import official_aggregate
 from ui import data, sidebar
 
 PRESETS = (("fp32", "bf16"), ("bf16", "bf16+hps"), ("fp32", "bf16+hps"), ("fp32", "int8"), ("fp32", "binary"))
@@ -38,6 +39,18 @@ def default_pair(precisions: list[str]) -> tuple[str, str]:
     """Condition A's and B's precision on a first visit: the first quick pick offered, else the first two."""
     offered = presets(precisions)
     return offered[0] if offered else (precisions[0], precisions[1])
+
+
+def aggregate(view: sidebar.View) -> str:
+    """What ranks the systems over their shared tasks: the benchmark's own aggregate, as on the Leaderboard
+    (``G`` for RAR-b, ``mean`` for R2MED and CRUMB; :func:`evalcore.aggregate.official_aggregate`)."""
+    return official_aggregate(view.cond.benchmark)
+
+
+def scopes(view: sidebar.View, prec_a: str, prec_b: str) -> list[str]:
+    """The "Ranked by" choices (the URL key ``flip_task``): the aggregate over the shared tasks (the default, by
+    its name: ``G`` or ``mean``), then each task :func:`rankable_tasks` offers."""
+    return [aggregate(view)] + [t for t in rankable_tasks(view, prec_a, prec_b) if t != aggregate(view)]
 
 
 def rankable_tasks(view: sidebar.View, prec_a: str, prec_b: str) -> list[str]:

@@ -88,7 +88,7 @@ PARAMS: dict[str, Param] = _sections(
     "rank-flips",
     Param("flip_a", "precision of condition A"),
     Param("flip_b", "precision of condition B"),
-    Param("flip_task", "rank by G (default) or one task's score"),
+    Param("flip_task", "rank by the benchmark's aggregate, G or mean (default), or one task's score"),
     "mcr-vs-full",
     Param("mcr_metric", "metric of the MCR setting"),
     Param("mcr_task", "task shown in the scatter (or all)"),

@@ -391,33 +391,40 @@ class Store:
         systems: Iterable[str] | None = None,
         tasks: Iterable[str] | None = None,
     ) -> RankFlips:
-        """Ranks by G under two conditions (same tasks for both), flipped pairs, Kendall τ-b, overlaps."""
+        """Ranks under two conditions by the benchmark's own aggregate (:func:`evalcore.aggregate.official_aggregate`
+        of ``cond_a.benchmark``: G for RAR-b, the mean for R2MED and CRUMB, as the Leaderboard ranks) over the
+        same tasks for both, flipped pairs, Kendall τ-b, pairs whose tie ranges overlap. The answer's columns
+        carry the aggregate's name (``G_a`` or ``mean_a``, :attr:`RankFlips.aggregate`)."""
         db = self._database()
+        aggregate = _aggregate.official_aggregate(cond_a.benchmark)
         table_a = queries.task_table(db, cond_a, queries.as_list(systems))
         table_b = queries.task_table(db, cond_b, queries.as_list(systems))
         if tasks is None:
             task_list = sorted(set(table_a["task"]) & set(table_b["task"]))
         else:
             task_list = queries.as_list(tasks)
-        ranked_a, _ = _aggregate.leaderboard_frames(table_a[table_a["task"].isin(task_list)], task_list)
-        ranked_b, _ = _aggregate.leaderboard_frames(table_b[table_b["task"].isin(task_list)], task_list)
-        both = ranked_a[["system", "G", "G_min", "G_max"]].merge(
-            ranked_b[["system", "G", "G_min", "G_max"]], on="system", suffixes=("_a", "_b")
+        ranked_a, _ = _aggregate.leaderboard_frames(table_a[table_a["task"].isin(task_list)], task_list, aggregate)
+        ranked_b, _ = _aggregate.leaderboard_frames(table_b[table_b["task"].isin(task_list)], task_list, aggregate)
+        score, low, high = aggregate, f"{aggregate}_min", f"{aggregate}_max"
+        both = ranked_a[["system", score, low, high]].merge(
+            ranked_b[["system", score, low, high]], on="system", suffixes=("_a", "_b")
         ).sort_values("system").reset_index(drop=True)
-        both["rank_a"] = _aggregate.competition_ranks(both["G_a"].to_numpy()).astype(np.int64)
-        both["rank_b"] = _aggregate.competition_ranks(both["G_b"].to_numpy()).astype(np.int64)
+        a, b = both[f"{score}_a"].to_numpy(), both[f"{score}_b"].to_numpy()
+        both["rank_a"] = _aggregate.competition_ranks(a).astype(np.int64)
+        both["rank_b"] = _aggregate.competition_ranks(b).astype(np.int64)
         both["rank_change"] = both["rank_b"] - both["rank_a"]
-        ranks = both[["system", "G_a", "G_b", "G_min_a", "G_max_a", "G_min_b", "G_max_b", "rank_a", "rank_b",
-                      "rank_change"]].sort_values(["rank_a", "system"]).reset_index(drop=True)
+        ranks = both[["system", f"{score}_a", f"{score}_b", f"{low}_a", f"{high}_a", f"{low}_b", f"{high}_b",
+                      "rank_a", "rank_b", "rank_change"]].sort_values(["rank_a", "system"]).reset_index(drop=True)
         names = both["system"].to_numpy(dtype=object)
-        flips = _aggregate.flipped_pairs(names, both["G_a"].to_numpy(), both["G_b"].to_numpy())
+        flips = _aggregate.flipped_pairs(names, a, b).rename(  # its columns say G whatever the scores are
+            columns={f"G_{side}_{n}": f"{score}_{side}_{n}" for side in "ab" for n in (1, 2)})
         overlap_frames = []
         position = pd.Index(names)
         first = position.get_indexer(flips["system_1"].to_numpy(dtype=object))
         second = position.get_indexer(flips["system_2"].to_numpy(dtype=object))
         intervals_overlap = np.zeros(len(flips), dtype=bool)
         for label in ("a", "b"):
-            lo, hi = both[f"G_min_{label}"].to_numpy(), both[f"G_max_{label}"].to_numpy()
+            lo, hi = both[f"{low}_{label}"].to_numpy(), both[f"{high}_{label}"].to_numpy()
             pairs = _aggregate.overlapping_pairs(names, lo, hi)
             pairs.insert(0, "condition", label)
             overlap_frames.append(pairs)
@@ -426,9 +433,10 @@ class Store:
         return RankFlips(
             ranks=ranks,
             flipped_pairs=flips,
-            kendall_tau_b=_aggregate.kendall_tau_b(both["G_a"].to_numpy(), both["G_b"].to_numpy()),
+            kendall_tau_b=_aggregate.kendall_tau_b(a, b),
             overlapping_pairs=pd.concat(overlap_frames, ignore_index=True),
             tasks=task_list,
+            aggregate=aggregate,
         )
 
     def instruction_gap(self, cond: Condition, systems: Iterable[str] | None = None) -> Gap:

@@ -153,17 +153,20 @@ class Leaderboard:
 
 @dataclass
 class RankFlips:
-    """Result of :meth:`Store.rank_flips` (systems complete under both conditions only)."""
+    """Result of :meth:`Store.rank_flips` (systems complete under both conditions only), ranked by
+    ``aggregate``, the benchmark's own (``G`` for RAR-b, ``mean`` for R2MED and CRUMB); ``<agg>`` below is it."""
 
-    ranks: pd.DataFrame  # system, G_a, G_b, G_min_a, G_max_a, G_min_b, G_max_b, rank_a, rank_b, rank_change
-    #                      (rank_change = rank_b - rank_a; positive = moved down)
+    ranks: pd.DataFrame  # system, <agg>_a, <agg>_b, <agg>_min_a, <agg>_max_a, <agg>_min_b, <agg>_max_b, rank_a,
+    #                      rank_b, rank_change (= rank_b - rank_a; positive = moved down)
     flipped_pairs: pd.DataFrame  # system_1, system_2 (system_1 ranked above system_2 under a, below under b),
-    #                              G_a_1, G_a_2, G_b_1, G_b_2, intervals_overlap (bool: [G_min,G_max] overlap in a or b)
-    kendall_tau_b: float  # between G_a and G_b (NaN with < 2 systems)
+    #                              <agg>_a_1, <agg>_a_2, <agg>_b_1, <agg>_b_2, intervals_overlap (bool: the tie
+    #                              ranges [<agg>_min, <agg>_max] overlap in a or b)
+    kendall_tau_b: float  # between <agg>_a and <agg>_b (NaN with < 2 systems)
     overlapping_pairs: pd.DataFrame  # condition ('a'|'b'), system_1, system_2, lo_1, hi_1, lo_2, hi_2
-    #                                  (pairs whose tie-aware [G_min, G_max] intervals overlap; published
+    #                                  (pairs whose tie-aware [<agg>_min, <agg>_max] intervals overlap; published
     #                                   rows without min/max are not included)
-    tasks: list[str] = field(default_factory=list)  # tasks G was computed over (present under both)
+    tasks: list[str] = field(default_factory=list)  # tasks the aggregate was computed over (present under both)
+    aggregate: str = "G"  # what ranks: the column prefix above (G_a or mean_a); of one task, that task's score
 
 
 @dataclass

@@ -10,7 +10,7 @@ from app_harness import texts
 
 SYSTEMS = ("pub-a", "pub-b", "pub-c")
 TASKS = ("Biology", "Medicine")
-# G per system at each precision (the same on every task): bf16 swaps pub-b and pub-c
+# each system's score at each precision (the same on every task, so also its mean): bf16 swaps pub-b and pub-c
 VALUES = {"fp32": {"pub-a": 0.50, "pub-b": 0.40, "pub-c": 0.30}, "bf16": {"pub-a": 0.50, "pub-b": 0.29, "pub-c": 0.31}}
 
 
@@ -33,4 +33,4 @@ def test_published_rows_without_tie_ranges_are_named(open_url, tmp_path):
     shown = {m.label: m.value for m in at.metric}
     assert (shown["Systems"], shown["Flipped pairs"], shown["Overlapping pairs"]) == ("3", "1", "0"), shown
     said = next(c for c in texts(at, "caption") if "overlapping" in c)
-    assert "[G min, G max]" in said and "published" in said, said
+    assert "[mean min, mean max]" in said and "published" in said, said  # R2MED ranks by the mean
