@@ -19,7 +19,7 @@ KINDS = {"org/all-MiniLM-L6-v2": "inference", "uniform-random": "storage"}
 
 
 def test_names_are_rank_axis_labels_fitted_by_automargin():
-    fig = _slope_chart()(RANKS, "fp32", "bf16", KINDS, "G")
+    fig = _slope_chart()(RANKS, "fp32", "bf16", KINDS, "G", "G")
     left, right = fig.layout.yaxis, fig.layout.yaxis2
     assert left.automargin and right.automargin
     assert dict(zip(left.tickvals, left.ticktext)) == {
@@ -32,7 +32,7 @@ def test_names_are_rank_axis_labels_fitted_by_automargin():
 
 
 def test_each_line_joins_a_systems_two_ranks_and_its_hover_names_the_kind():
-    fig = _slope_chart()(RANKS, "fp32", "bf16", KINDS, "G")
+    fig = _slope_chart()(RANKS, "fp32", "bf16", KINDS, "G", "G")
     lines = {trace.name: trace for trace in fig.data if trace.name}
     assert set(lines) == set(RANKS["system"])
     assert list(lines["uniform-random"].y) == [3, 4] and list(lines["constant"].y) == [4, 3]
