@@ -503,8 +503,8 @@ def system(question: Question) -> dict:
 
 
 def flips(question: Question) -> dict:
-    """The Rank flips view of a link: ranks under precisions A and B (by G over the tasks both share, or one
-    task's score), Kendall τ-b, flipped pairs and pairs whose tie ranges overlap."""
+    """The Rank flips view of a link: ranks under precisions A and B (by the benchmark's own aggregate over the
+    tasks both share, or one task's score), Kendall τ-b, flipped pairs and pairs whose tie ranges overlap."""
     asked = ask(question, need=rank_flips.NEED, title="Rank flips")
     params, view, refusals = asked.params, asked.view, asked.refusals
     _unanswered(params, FLIP_OWN)
@@ -516,19 +516,19 @@ def flips(question: Question) -> dict:
     default_a, default_b = rank_flips.default_pair(precisions)
     prec_a = refusals.attempt(lambda: _flip_precision(params, "flip_a", precisions, left_out, default_a), default_a)
     prec_b = refusals.attempt(lambda: _flip_precision(params, "flip_b", precisions, left_out, default_b), default_b)
-    scope = refusals.attempt(lambda: _one_of(params, "flip_task",
-                                             ["G"] + rank_flips.rankable_tasks(view, prec_a, prec_b), "G"), "G")
+    own = rank_flips.aggregate(view)  # the benchmark's own aggregate: G for RAR-b, mean for R2MED and CRUMB
+    scope = refusals.attempt(lambda: _one_of(params, "flip_task", rank_flips.scopes(view, prec_a, prec_b), own), own)
     if prec_a == prec_b and ("flip_a" in params or "flip_b" in params):
         refusals.add(ApiError(400, "`flip_a`, `flip_b`: the same precision twice; pick two different ones.",
                               refused=["flip_a", "flip_b"]))
     refusals.check()
     answer = data.rank_flips(view.data, replace(view.cond, precision=prec_a), replace(view.cond, precision=prec_b),
-                             systems=view.systems, tasks=None if scope == "G" else [scope])
+                             systems=view.systems, tasks=None if scope == own else [scope])
     condition = {**asked.cond.__dict__, "precision": None}
     body = {"condition": condition, "precision_a": prec_a, "precision_b": prec_b, "ranked_by": scope,
             "tasks": list(answer.tasks), "kendall_tau_b": answer.kendall_tau_b, "ranks": records(answer.ranks),
             "flipped_pairs": records(answer.flipped_pairs), "overlapping_pairs": records(answer.overlapping_pairs)}
-    shown = {"flip_a": prec_a, "flip_b": prec_b} | ({"flip_task": scope} if scope != "G" else {})
+    shown = {"flip_a": prec_a, "flip_b": prec_b} | ({"flip_task": scope} if scope != own else {})
     return _envelope(question.endpoint, asked, _params_out(question.endpoint, asked, **shown), body)
 
 

@@ -99,3 +99,31 @@ def test_the_page_ranks_rar_b_by_g(open_url, by_hand):
     shown = {m.label: m.value for m in at.metric}
     assert (shown["Kendall τ-b"], shown["Flipped pairs"], shown["Overlapping pairs"]) == ("1.000", "0", "0"), shown
     assert at.selectbox(key="flip_task").options[0] == "G over the shared tasks"
+
+
+def test_the_api_ranks_r2med_flips_by_the_mean_and_names_it(by_hand, monkeypatch):
+    """The JSON API's rank-flips answer is the page's: ranked by R2MED's mean (its numbers and its name), and the
+    link key ``flip_task`` takes ``mean`` (the default, left out of the echoed link) or a task."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from ui import api, data
+
+    monkeypatch.setenv("TIEBREAK_DATA", str(by_hand))
+    data.clear_answers()
+    client = TestClient(Starlette(routes=api.ROUTES), raise_server_exceptions=False)
+    try:
+        base = {"bench": "r2med", "setting": "full", "metric": "ndcg@10", "instr": "without", "flip_a": "fp32",
+                "flip_b": "bf16"}
+        answer = client.get("/api/v1/rank-flips", params=base)
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["ranked_by"] == "mean" and "flip_task" not in body["api"]["params"]
+        assert {row["system"]: row["rank_a"] for row in body["ranks"]} == {"A": 1, "B": 2, "C": 3}
+        assert len(body["flipped_pairs"]) == 1
+        assert client.get("/api/v1/rank-flips", params={**base, "flip_task": "mean"}).json()["ranked_by"] == "mean"
+        by_task = client.get("/api/v1/rank-flips", params={**base, "flip_task": "Biology"}).json()
+        assert by_task["ranked_by"] == "Biology" and by_task["api"]["params"]["flip_task"] == "Biology"
+        assert client.get("/api/v1/rank-flips", params={**base, "flip_task": "G"}).status_code == 400
+    finally:
+        data.clear_answers()
