@@ -226,8 +226,9 @@ def _pinned_row(view, names: list[str], pins: list[str], common: bool) -> None:
     """The ``pins`` among the table's rows (``names``) named, and the buttons that use them: compare them, rank
     them on their common tasks, unpin them all."""
     if not pins:
-        drawing.caption(":material/push_pin: Tick rows (left of a row) to pin them: **Compare pinned** opens them side "
-                        "by side, and with **Rank on common tasks** the board ranks only them. Pins are in the link.")
+        drawing.caption(":material/push_pin: Tick rows (left of a row; by keyboard: arrow keys in the table, then "
+                        "Shift+Space) to pin them: **Compare pinned** opens them side by side, and with **Rank on "
+                        "common tasks** the board ranks only them. Pins are in the link.")
         return
     left, mid, right = st.columns([3, 1.2, 0.8], vertical_alignment="center")
     left.markdown(f":material/push_pin: **Pinned ({len(pins)}):** " + ", ".join(notices.safe_text(s) for s in pins)
