@@ -177,9 +177,11 @@ def reference_interval_inside(est: ref.Estimates, truth: np.ndarray) -> np.ndarr
 
 
 def simulate_tasks(model: TasksModel, n_tasks: int, boards: int, seed: int = 0, reference_draws: int = 0,
-                   reference_boards: int | None = None) -> dict:
+                   reference_boards: int | None = None, with_intervals: bool = True) -> dict:
     """{("engine" | "csranks", kind): Tally} over ``boards`` boards of ``n_tasks`` tasks; the csranks reference
-    (normal draws on the plug-in covariance, ``reference_draws`` each step) on the first ``reference_boards``."""
+    (normal draws on the plug-in covariance, ``reference_draws`` each step) on the first ``reference_boards``.
+    ``with_intervals`` False leaves the row intervals out (their bootstrap-t is most of the cost; the many-board
+    check of the intervals is :func:`row_intervals`)."""
     truth = model.truth()
     best, worst = true_ranks(truth)
     rng = np.random.default_rng(seed)
@@ -188,11 +190,12 @@ def simulate_tasks(model: TasksModel, n_tasks: int, boards: int, seed: int = 0, 
     for board in range(boards):
         scores = model.draw(n_tasks, rng)
         est = tasks_lens.estimates(scores, model.aggregate)
-        inside = engine_interval_inside(est, truth)
+        inside = engine_interval_inside(est, truth) if with_intervals else None
         for kind in KINDS:
             sets = engine_sets(est, kind)
             tallies["engine", kind].add_sets(sets.rank_lo, sets.rank_hi, best, worst)
-            tallies["engine", kind].inside.append(inside)
+            if with_intervals:
+                tallies["engine", kind].inside.append(inside)
         if reference_draws and board < reference_boards:
             plug_in = ref.tasks_estimates(scores, model.aggregate)
             for kind in KINDS:
@@ -262,3 +265,103 @@ def null_adjacent_rate(draw_estimates, boards: int, seed: int = 0) -> tuple[floa
         any_differ.append(pairs.n_differ > 0)
         counts.append(pairs.n_differ)
     return float(np.mean(any_differ)), float(np.mean(counts))
+
+
+# -- the row intervals of the tasks lens, many boards at once ------------------------------------------------------
+@dataclass
+class RowIntervals:
+    """Per system (columns) over boards (rows): whether each interval holds the truth, and its width, on the
+    aggregate's own scale clipped to [0, 1] as the Leaderboard shows it for a metric bounded by one — the engine's
+    bootstrap-t and the plain t interval θ̂ ± t_(T−1) s/√T beside it."""
+
+    theta: np.ndarray
+    inside: dict     # method -> bool boards × S
+    width: dict      # method -> float boards × S
+
+    def summary(self, method: str) -> dict:
+        inside, width = self.inside[method], self.width[method]
+        per_system = inside.mean(axis=0)
+        worst = int(np.argmin(per_system))
+        return {"boards": inside.shape[0], "mean": float(inside.mean()), "worst": float(per_system[worst]),
+                "worst_theta": float(self.theta[worst]), "width": float(width.mean()),
+                "median_width": float(np.median(width))}
+
+
+ROW_METHODS = ("bootstrap-t", "t")
+
+
+def row_intervals(model: TasksModel, n_tasks: int, boards: int, seed: int = 0) -> RowIntervals:
+    """The tasks lens' row intervals over ``boards`` boards of ``n_tasks`` tasks: the engine's bootstrap-t
+    (:func:`evalcore.uncertainty.intervals.bootstrap_t` on every board's rows in one call, then exp for G and the
+    clip to [0, 1] — what :func:`~evalcore.uncertainty.intervals.intervals` does for the tasks lens) and the t
+    interval recomputed from the same values."""
+    truth = model.truth()
+    scale = np.exp(truth) if model.aggregate == "G" else truth
+    rng = np.random.default_rng(seed)
+    size = len(model.theta)
+    scores = np.concatenate([model.draw(n_tasks, rng) for _ in range(boards)])        # (boards·S) × T
+    values = np.log(scores) if model.aggregate == "G" else scores
+    lo, hi = engine_intervals.bootstrap_t(values, LEVEL)
+    q = engine_intervals.quantile(LEVEL, n_tasks - 1)
+    centre, se = values.mean(axis=1), values.std(axis=1, ddof=1) / math.sqrt(n_tasks)
+    found = {"bootstrap-t": (lo, hi), "t": (centre - q * se, centre + q * se)}
+    inside, width = {}, {}
+    for method, (lo, hi) in found.items():
+        with np.errstate(over="ignore"):
+            lo, hi = (np.exp(lo), np.exp(hi)) if model.aggregate == "G" else (lo, hi)
+        lo, hi = (np.clip(v, 0.0, 1.0).reshape(boards, size) for v in (lo, hi))
+        inside[method] = (lo <= scale) & (scale <= hi)
+        width[method] = hi - lo
+    return RowIntervals(np.asarray(model.theta, dtype=np.float64), inside, width)
+
+
+# -- the queries lens under G with a task near 0 -------------------------------------------------------------------
+NEAR_ZERO_THETA = (0.0, 0.3, 0.6, 1.0)
+NEAR_ZERO_OTHER_TASKS = 7
+NEAR_ZERO_OTHER_QUERIES = 500
+
+
+def near_zero_model(mu0: float, n_low: int, values: str) -> QueriesModel:
+    """Four systems (θ = 0, 0.3, 0.6, 1), ranked by G over 8 tasks: on the first (``n_low`` queries) system 0's
+    population mean is ``mu0`` (the others' a little higher: the same task shift), on the other seven (500 queries
+    each) the task shift is 0 (means 0.5–0.7)."""
+    sd = math.hypot(1.0, 0.7)  # the model's default query and interaction spread
+    lo, hi = -20.0, 5.0
+    for _ in range(80):  # the task shift that puts system 0's mean at mu0 (bisection; the mean rises with it)
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gaussian_mean(expit, np.array([mid]), sd)[0] < mu0 else (lo, mid)
+    tau = ((lo + hi) / 2,) + (0.0,) * NEAR_ZERO_OTHER_TASKS
+    return QueriesModel(NEAR_ZERO_THETA, tau, (n_low,) + (NEAR_ZERO_OTHER_QUERIES,) * NEAR_ZERO_OTHER_TASKS, values,
+                        "G")
+
+
+@dataclass
+class NearZero:
+    """Per system, over boards: interval covers, the row left the model (a task mean of exactly 0: G = 0, tied at
+    the bottom, no interval), and the marginal rank set covers."""
+
+    inside: np.ndarray      # bool boards × S
+    excluded: np.ndarray    # bool boards × S
+    rank_covered: np.ndarray
+
+    def summary(self) -> dict:
+        included = ~self.excluded
+        with np.errstate(invalid="ignore"):
+            inside_included = (self.inside & included).sum(axis=0) / included.sum(axis=0)
+        return {"boards": self.inside.shape[0], "coverage": self.inside.mean(axis=0),
+                "excluded": self.excluded.mean(axis=0), "coverage_included": inside_included,
+                "rank_coverage": self.rank_covered.mean(axis=0)}
+
+
+def simulate_near_zero(model: QueriesModel, rows: str, boards: int, seed: int = 0) -> NearZero:
+    truth = model.truth()
+    best, worst = true_ranks(truth)
+    rng = np.random.default_rng(seed)
+    inside, excluded, covered = [], [], []
+    for _ in range(boards):
+        est, _, _ = queries_board(model, model.draw(rng), rows)
+        inside.append(engine_interval_inside(est, truth))
+        excluded.append(~est.included)
+        sets = engine_sets(est, "marginal")
+        covered.append((sets.rank_lo <= best) & (worst <= sets.rank_hi))
+    return NearZero(np.array(inside), np.array(excluded), np.array(covered))
