@@ -17,7 +17,7 @@ Sections (``--only``; default all), each a table with its Monte Carlo standard e
 - ``near-zero``: the queries lens under G with a task whose mean is near 0 (its failure case): coverage per
   system, how often a row leaves the model (a task mean of exactly 0), coverage of the rows that stay.
 - ``bound``: the bound's per-task interval against the per-query percentile bootstrap on every shipped per-query
-  row, with 10,000 resamples (the test uses 2,000).
+  row, with 5,000 resamples (the test uses 2,000).
 
 The models, the truth and the coverage rules are tests/uncertainty/simulation.py's (imported from there, as the
 tests do); ``--scale`` multiplies every number of boards (0.05 for a quick look). Every board is drawn from a
@@ -73,7 +73,7 @@ def section_rows(scale: float) -> str:
     """Tasks lens, row intervals: bootstrap-t (shipped) beside the t interval."""
     out, n_used = [], {}
     for n_tasks in (5, 8, 17):
-        n = boards(3000 if n_tasks == 5 else 800, scale)
+        n = boards(3000 if n_tasks == 5 else 600, scale)
         n_used[n_tasks] = n
         for aggregate in ("G", "mean"):
             for sigma in (0.3, 1.0):
@@ -99,7 +99,7 @@ def section_rows(scale: float) -> str:
 def section_tasks(scale: float) -> str:
     """Tasks lens, rank sets: coverage per kind, widths beside csranks."""
     out = []
-    n, n_ref = boards(600, scale), boards(60, scale)
+    n, n_ref = boards(400, scale), boards(40, scale)
     for n_tasks in (5, 8, 17):
         for aggregate in ("G", "mean"):
             for label, theta, sigma in (("12 spread, σ=0.3", SPREAD, 0.3), ("15 close, σ=1.0", CLOSE, 1.0)):
@@ -154,8 +154,8 @@ def section_queries(scale: float) -> str:
     """Queries lens: rank sets and intervals per kind, rows and values, widths beside csranks."""
     out = []
     for label, model, n_tasks in queries_models():
-        n = boards(100 if n_tasks == 17 else 300, scale)
-        n_ref = boards(30 if n_tasks == 17 else 50, scale)
+        n = boards(60 if n_tasks == 17 else 200, scale)
+        n_ref = boards(20 if n_tasks == 17 else 30, scale)
         for rows in ("published", "per query", "mixed"):
             found = sim.simulate_queries(model, rows, n, seed=len(label), reference_draws=REFERENCE_DRAWS,
                                          reference_boards=n_ref)
@@ -176,10 +176,10 @@ def section_queries(scale: float) -> str:
             "per-query values 0/1 (Bernoulli) or graded (Beta, κ = 2) around logistic(θ + τ_t + δ_q + η_iq); the "
             "truth is the population task means aggregated over these tasks. Rows: published = task means only "
             "(the bound), per query = every row's values, mixed = every other row's. csranks (normal draws on the "
-            "plug-in covariance; no reference for mixed rows) on the first 30 (T = 17) or 50 boards. "
-            + f"Monte Carlo SE of a coverage near 0.95: {sim.monte_carlo_se(0.95, boards(300, scale)):.4f} "
-              f"({boards(300, scale)} boards), {sim.monte_carlo_se(0.95, boards(100, scale)):.4f} "
-              f"({boards(100, scale)}).")
+            "plug-in covariance; no reference for mixed rows) on the first 20 (T = 17) or 30 boards. "
+            + f"Monte Carlo SE of a coverage near 0.95: {sim.monte_carlo_se(0.95, boards(200, scale)):.4f} "
+              f"({boards(200, scale)} boards), {sim.monte_carlo_se(0.95, boards(60, scale)):.4f} "
+              f"({boards(60, scale)}).")
 
 
 def _tasks_draw(model: sim.TasksModel, n_tasks: int):
@@ -203,7 +203,7 @@ def _tied_pair_rate(draw, tied: set, n: int, seed: int) -> float:
 
 def section_null(scale: float) -> str:
     """Adjacent pairs under the null, both lenses."""
-    n = boards(3000, scale)
+    n = boards(2000, scale)
     out = []
     counts = (100, 300, 1000, 150, 120, 500, 80, 200)  # the test's mixed query counts
     for n_tasks, aggregate in ((5, "G"), (8, "mean"), (17, "G")):
@@ -236,7 +236,7 @@ def section_null(scale: float) -> str:
 
 def section_near_zero(scale: float) -> str:
     """Queries lens under G with a task near 0: where it fails and why."""
-    n = boards(1000, scale)
+    n = boards(600, scale)
     out = []
     for mu0 in (0.005, 0.01, 0.02, 0.05):
         for n_low in (100, 1000):
@@ -257,7 +257,7 @@ def section_near_zero(scale: float) -> str:
 
 def section_bound(scale: float) -> str:
     """The bound's per-task interval against the per-query percentile bootstrap on every shipped row."""
-    resamples = max(2000, int(round(10_000 * min(scale, 1.0))))
+    resamples = max(2000, int(round(5_000 * min(scale, 1.0))))
     rows = bootstrap_reference.shipped_rows(REPO / "data", resamples, seed=1)
     z = intervals.quantile(bootstrap_reference.LEVEL, None)
     n = rows["n"].to_numpy(dtype=np.float64)

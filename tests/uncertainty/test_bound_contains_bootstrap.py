@@ -15,7 +15,7 @@ What is checked, per row:
 
 Resampled ends carry Monte Carlo error: the standard error of a 2.5% quantile from 2,000 resamples is about
 0.06 σ* (σ* = sd/√n, the bootstrap's spread). Graded rows are checked strictly anyway (their smallest slack is
-about 2 such errors; ``python scripts/uncertainty_coverage.py --only bound`` repeats the check with 10,000
+about 2 such errors; ``python scripts/uncertainty_coverage.py --only bound`` repeats the check with 5,000
 resamples); resampled 0/1-metric rows (expected values with a few tie fractions, nearly 0/1) get 1/n plus 3.5
 standard errors — the exact 0/1 rows carry the tight check.
 """
