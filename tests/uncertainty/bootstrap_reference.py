@@ -58,9 +58,10 @@ def percentile_interval(values: np.ndarray, resamples: int, rng: np.random.Gener
     return float(lo), float(hi), "resampled"
 
 
-def shipped_rows(data_dir: Path, resamples: int, seed: int = 0) -> pd.DataFrame:
+def shipped_rows(data_dir: Path, resamples: int, seed: int = 0, only: set | None = None) -> pd.DataFrame:
     """One row per shipped per-query row (module docstring): its keys, ``value``, n, x, the values' sd (ddof 0),
-    the number of distinct values, and the bootstrap interval ``boot_lo`` / ``boot_hi`` with ``how``."""
+    the number of distinct values, and the bootstrap interval ``boot_lo`` / ``boot_hi`` with ``how``; ``only``:
+    just the rows whose (*keys, value) it holds (to repeat some with more resamples)."""
     rng = np.random.default_rng(seed)
     done: dict = {}
     found = []
@@ -68,6 +69,8 @@ def shipped_rows(data_dir: Path, resamples: int, seed: int = 0) -> pd.DataFrame:
         frame = pd.read_parquet(path, columns=[*KEYS, *VALUES])
         for value in VALUES:
             for key, series in frame.groupby(KEYS, observed=True, sort=True)[value]:
+                if only is not None and (*key, value) not in only:
+                    continue
                 v = np.sort(series.to_numpy(dtype=np.float64))
                 signature = v.tobytes()
                 if signature not in done:

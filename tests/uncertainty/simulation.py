@@ -205,18 +205,19 @@ def simulate_tasks(model: TasksModel, n_tasks: int, boards: int, seed: int = 0, 
     return tallies
 
 
-def queries_board(model: QueriesModel, per_query: list[np.ndarray], rows: str):
+def queries_board(model: QueriesModel, per_query: list[np.ndarray], rows: str, reference: bool = True):
     """(engine Estimates, reference Estimates, task scores) of one board whose rows are "published" (task means
-    only), "per query" (all rows hand over their per-query values) or "mixed" (every other row does)."""
+    only), "per query" (all rows hand over their per-query values) or "mixed" (every other row does); the
+    reference is None when not asked for (``reference`` False) and for mixed rows."""
     scores = np.stack([q.mean(axis=1) for q in per_query], axis=1)
     n = np.asarray(model.n_queries, dtype=np.float64)
     size = scores.shape[0]
     if rows == "published":
         est = queries_lens.estimates(scores, n, model.aggregate)
-        plug_in = ref.queries_estimates_published(scores, n, model.aggregate, z=2.0)
+        plug_in = ref.queries_estimates_published(scores, n, model.aggregate, z=2.0) if reference else None
     elif rows == "per query":
         est = queries_lens.estimates(scores, n, model.aggregate, per_query_input(per_query, np.arange(size)))
-        plug_in = ref.queries_estimates_per_query(per_query, model.aggregate)
+        plug_in = ref.queries_estimates_per_query(per_query, model.aggregate) if reference else None
     elif rows == "mixed":
         with_values = np.arange(0, size, 2)
         est = queries_lens.estimates(scores, n, model.aggregate, per_query_input(per_query, with_values))
@@ -236,7 +237,8 @@ def simulate_queries(model: QueriesModel, rows: str, boards: int, seed: int = 0,
     reference_boards = boards if reference_boards is None else reference_boards
     for board in range(boards):
         per_query = model.draw(rng)
-        est, plug_in, scores = queries_board(model, per_query, rows)
+        est, plug_in, scores = queries_board(model, per_query, rows,
+                                             reference=bool(reference_draws) and board < reference_boards)
         inside = engine_interval_inside(est, truth)
         for kind in KINDS:
             sets = engine_sets(est, kind)
@@ -359,7 +361,7 @@ def simulate_near_zero(model: QueriesModel, rows: str, boards: int, seed: int = 
     rng = np.random.default_rng(seed)
     inside, excluded, covered = [], [], []
     for _ in range(boards):
-        est, _, _ = queries_board(model, model.draw(rng), rows)
+        est, _, _ = queries_board(model, model.draw(rng), rows, reference=False)
         inside.append(engine_interval_inside(est, truth))
         excluded.append(~est.included)
         sets = engine_sets(est, "marginal")

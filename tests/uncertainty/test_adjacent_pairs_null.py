@@ -28,7 +28,7 @@ def tasks_draw(model: sim.TasksModel, n_tasks: int):
 
 def queries_draw(model: sim.QueriesModel, rows: str):
     def draw(rng):
-        est, _, _ = sim.queries_board(model, model.draw(rng), rows)
+        est, _, _ = sim.queries_board(model, model.draw(rng), rows, reference=False)
         return est
     return draw
 
