@@ -4,12 +4,12 @@ whose mean is near 0. The model (tests/uncertainty/simulation.py ``near_zero_mod
 of 500 queries with means 0.5–0.7. What ``python scripts/uncertainty_coverage.py --only near-zero`` found over 600
 boards, asserted here over 300 (SE ≈ 0.0126 near 0.95, 0.028 near 0.4):
 
-- **n ≥ 1,000 queries, μ₀ ≥ 0.005**: every system's interval covers at least 0.92 (found 0.93–1.00), whatever the
+- **n ≥ 1,000 queries, μ₀ ≥ 0.005**: every system's interval covers at least 0.92 (found 0.928–1.000), whatever the
   values (0/1 or graded) and rows (published or per query).
 - **0/1 values, n = 100: the zero-task exit.** A task mean of exactly 0 happens with probability (1 − μ)^n (each
   query is 0 with probability 1 − μ, independently); the row's G is then 0, it leaves the model (tied at the
   bottom, no interval) although its true G is positive. That is what costs the coverage: system 0 at μ₀ = 0.005
-  covers only 0.34–0.38, while published rows that stay in cover ≥ 0.93 (per-query rows that stay in: ≥ 0.86 —
+  covers only 0.34–0.38, while published rows that stay in cover ≥ 0.93 (per-query rows that stay in: ≥ 0.857 —
   kept in only because they are not 0, they over-estimate a tiny mean).
 - **graded values, per query, n = 100**: no exit (Beta values are never exactly 0), but the delta method on the
   log scale with a skewed, tiny mean: 0.80–0.88 at μ₀ = 0.005. Published graded rows keep ≥ 0.99 (the bound is
