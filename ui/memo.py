@@ -187,9 +187,6 @@ _list_lru("the tasks lens's resamples", "evalcore/uncertainty/intervals.py",
           "evalcore.uncertainty.intervals", "resamples")
 _list_lru("a metric's boundedness", "evalcore/store/catalogue.py",
           "the metric name (whether its values lie in [0, 1]); at most 256", "evalcore.store.catalogue", "_bounded")
-_list_lru("the bootstrap-t's resamples of T tasks", "evalcore/uncertainty/intervals.py",
-          "the number of tasks (every distinct resample up to 10 tasks, else 20,000 seeded draws; read-only); the "
-          "last 4", "evalcore.uncertainty.intervals", "resamples")
 listed("a per-query file's sums", "evalcore/store/derived.py", "disk",
        "derived data, in the repository for the shipped data/: the source file's sha256 and size and the format "
        "version (query-sums/1), in the footer of "

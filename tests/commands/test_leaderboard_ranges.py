@@ -86,7 +86,7 @@ def test_json_carries_both_lenses_with_the_level_and_the_kind_of_rank_sets():
                                                                             abs=1e-6)  # JSON keeps 6 digits
         if lens["n_adjacent_differ"] == 0:  # why none does: the strongest pair against Holm's first threshold
             strongest = lens["strongest_when_none_differ"]
-            assert strongest["threshold"] == pytest.approx(0.1 / strongest["n_tested"])
+            assert strongest["threshold"] == pytest.approx(0.1 / strongest["n_tested"], abs=1e-6)  # 6 digits
             assert strongest["p_value"] == pytest.approx(min(row["p_value"] for row in lens["adjacent"]), abs=1e-6)
 
 

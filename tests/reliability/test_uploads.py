@@ -272,10 +272,10 @@ def test_a_good_upload_joins_this_sessions_views_only(page, folder):
     assert any("mini (your run)" in m.label for m in at.metric)
     at.switch_page(os.path.relpath(PAGES_DIR / "leaderboard.py", MAIN_SCRIPT.parent)).run()
     at.sidebar.radio(key="setting").set_value("mcr").run()  # the visitor looks elsewhere ...
-    assert not any("shared rank" in s.value for s in at.success)
+    assert not any("on these tasks ranks" in s.value for s in at.success)
     assert any("Show its condition" in i.value for i in at.info)
     at.sidebar.button(key="tb_candidate_condition").click().run()  # ... and the sidebar box brings them back
-    assert any("Your run" in s.value and "shared rank" in s.value for s in at.success)
+    assert any("Your run" in s.value and "on these tasks ranks" in s.value for s in at.success)
     other = AppTest.from_file(str(MAIN_SCRIPT), default_timeout=120).run()  # another visitor
     cells = [str(cell) for frame in other.dataframe for cell in frame.value.values.ravel()]
     assert cells and not any("(your run)" in cell for cell in cells)
