@@ -435,7 +435,7 @@ def lifted_by_ties(board: Leaderboard) -> pd.DataFrame:
     """The systems whose tie range alone can carry them past others: broken in its favour, a system's aggregate
     (``{agg}_max``) beats the point value of a system ranked above it. Columns: system, point, top (the max),
     rank (the point's competition rank), best (1 + the other systems whose point value is above the max), in
-    board order. Their shared rank is that high because of ties, not because they score high."""
+    board order. Their rank ranges start that high because of ties, not because they score high."""
     agg = board.ranked_by
     rows = board.ranked
     if rows.empty or f"{agg}_max" not in rows:

@@ -182,7 +182,7 @@ def run_box(held, show_condition) -> None:
 
 def board_line(board, cond, held, *, name_setting: bool = False) -> None:
     """One line about a visitor's run (``held``, None for none) on a board of ``cond``: the metric (and, with
-    ``name_setting``, the setting) it is ranked by, its shared rank, its aggregate with the tie range and
+    ``name_setting``, the setting) it is ranked by, its place (#), its aggregate with the tie range and
     interval — or where it was evaluated when that is another condition. The run is named once, by the
     visitor's name. Nothing without one."""
     if held is None:

@@ -237,8 +237,8 @@ def download_row(frame: Frame, stem: str, caption: str, bold_max: Iterable[str] 
     with right.popover("Download LaTeX", icon=":material/description:"):
         top = st.radio("Rows", [*latex_tops, None], format_func=lambda n: f"top {n}" if n else "every system",
                        index=len(latex_tops), horizontal=True, key=f"latex-rows-{stem}",
-                       help="Top n: the systems whose shared rank is n or better (more than n rows when ranks are "
-                       "shared). Every system: the ranked ones, then those not ranked.")
+                       help="Top n: the systems whose rank (#) is n or better (more than n rows when points tie at "
+                       "the cut). Every system: the ranked ones, then those not ranked.")
         st.download_button("Download", functools.partial(latex_bytes, top),
                            file_name=f"{stem}{f'_top{top}' if top else ''}.tex", mime="text/x-tex",
                            icon=":material/download:", on_click="ignore")
