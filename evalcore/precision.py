@@ -49,6 +49,35 @@ _DTYPE_ALIASES: dict[str, str] = {
     "float8-e5m2": "fp8-e5m2", "e5m2": "fp8-e5m2",
 }
 
+PRECISION_LABELS: tuple[str, ...] = (
+    "fp32", "fp16", "bf16", "fp8-e4m3", "fp8-e5m2", "fp16+hps", "bf16+hps", "fp8-e4m3+hps", "fp8-e5m2+hps",
+    "int8", "q4", "binary",
+)
+"""The precision labels of the data contract (``query_metrics.precision``): a float format (inference or stored
+scores), the same with High-Precision Scoring (``+hps``: low-precision embeddings scored in FP32), int8 / binary
+embeddings, q4 weights."""
+_LABEL_ALIASES: dict[str, str] = {"ubinary": "binary", "bin": "binary", "int-8": "int8", "i8": "int8"}
+
+
+def canonical_precision(label: str, extra=()) -> str:
+    """The canonical spelling of a precision label: case, spaces and ``_`` ignored, dtype aliases resolved
+    (``FP32``, `` float32 `` -> ``fp32``; ``BF16 + HPS`` -> ``bf16+hps``). ValueError unless the result is in
+    :data:`PRECISION_LABELS` or ``extra`` (labels already in a data folder, taken as they are)."""
+    text = str(label)
+    key = "".join(text.split()).lower().replace("_", "-")
+    base, plus, rest = key.partition("+")
+    if base in _DTYPE_ALIASES or base in FLOAT_DTYPES:
+        base = _DTYPE_ALIASES.get(base, base)
+    base = _LABEL_ALIASES.get(base, base)
+    canonical = base + (plus + rest if plus else "")
+    if canonical in PRECISION_LABELS:
+        return canonical
+    for known in extra:  # a label of the data folder, in the data's own spelling
+        if known and "".join(str(known).split()).lower().replace("_", "-") == key:
+            return str(known)
+    raise ValueError(f"unknown precision {text!r}: expected one of {', '.join(PRECISION_LABELS)}")
+
+
 RUN_COLUMNS = ("qid", "docid", "score")
 TIE_STATS_COLUMNS = (
     "qid", "n_candidates", "n_distinct_scores", "n_tie_groups", "largest_group", "topk_tied_share",

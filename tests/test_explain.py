@@ -27,20 +27,77 @@ SHIPPED_QUERY_METRICS = sorted((ROOT / "data" / "real" / "query_metrics").glob("
     ("0.43", 0.43, 0.005, False),
     ("4.312e-1", 0.4312, 0.00005, False),
     ("43.12", 0.4312, 0.00005, True),  # 2 decimals of a percentage
-    ("1", 1.0, 0.5, False),
-    ("0", 0.0, 0.5, False),
+    ("43.12%", 0.4312, 0.00005, True),
+    ("4E+1", 0.40, 0.05, True),        # one significant digit at the tens: 40 ± 5 points
+    ("4.0E+1", 0.40, 0.005, True),     # 40 ± 0.5 points
+    ("1.0", 1.0, 0.05, False),
+    ("0.0", 0.0, 0.05, False),
+    ("0.00000", 0.0, 0.000005, False),
+    ("1%", 0.01, 0.005, True),
+    ("100", 1.0, 0.005, True),
+    (".5", 0.5, 0.05, False),
 ])
-def test_the_tolerance_is_half_a_unit_in_the_last_written_decimal(text, value, tolerance, percent):
+def test_the_tolerance_is_half_a_unit_in_the_last_written_place(text, value, tolerance, percent):
     number = explain.reported_number(text)
     assert math.isclose(number.value, value, abs_tol=1e-15)
     assert math.isclose(number.tolerance, tolerance, rel_tol=1e-12)
     assert number.percent is percent
 
 
-@pytest.mark.parametrize("text", ["abc", "-0.1", "nan", "inf", "150", ""])
+@pytest.mark.parametrize("text", ["abc", "-0.1", "+0.5", "nan", "inf", "150", "", "1_0", "0_5", "0.4_3", "0x1",
+                                  "١.٥", "4E+100", "1e", "5 5", "0.5 %%", "1" * 50])
 def test_a_bad_reported_number_is_an_input_error(text):
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="expected"):
         explain.reported_number(text)
+
+
+@pytest.mark.parametrize("text", ["0", "1", "00", "1.", "1e0", "0E+1", " 1 "])
+def test_a_whole_number_up_to_one_is_asked_back_never_read_as_plus_minus_half(text):
+    """``1`` may be the fraction 1.0 or 1 %: refused with the question, not compared with ±0.5."""
+    with pytest.raises(InputError, match=r"ambiguous.*did you mean"):
+        explain.reported_number(text)
+
+
+# -- a published number's tolerance is its publisher's precision, never how the float prints ---------------------
+@pytest.mark.parametrize("value, source, metric, computed, tolerance", [
+    (0.0, "mteb-results@f4cc6c8", "ndcg@10", False, 5e-6),      # "0.0" printed, 5 decimals published
+    (0.5, "mteb-results@f4cc6c8", "recall@100", False, 5e-6),
+    (1.0, "mteb-results@f4cc6c8", "p@1", False, 5e-6),
+    (0.0, "mteb-results@f4cc6c8", "mrr@10", False, 5e-7),       # MTEB writes MRR with 6 decimals
+    (0.216743, "mteb-results@abc", "mrr@10", False, 5e-7),
+    (0.21674321098765432, "mteb-results@f4cc6c8", "mrr@10", False, 0.0),  # not rounded (mteb 1.12): exact
+    (0.0, "r2med-paper@62b7074", "ndcg@10", False, 5e-6),
+    (0.25, "tiebreak-run", "ndcg@10", True, 0.0),              # a mean of per-query rows: exact
+])
+def test_published_numbers_have_their_publishers_precision(value, source, metric, computed, tolerance):
+    number = explain.published_number(value, source=source, metric=metric, computed=computed)
+    assert number.value == value
+    assert math.isclose(number.tolerance, tolerance, rel_tol=1e-12, abs_tol=0.0)
+
+
+def test_another_sources_precision_is_the_most_decimals_its_values_have():
+    rows = pd.DataFrame({"task": ["a", "b", "c"], "value": [0.0, 0.125, 0.5], "source": "lab-x",
+                         "has_query_data": False, "tie_policy": "docid-desc"})
+    numbers = explain.reported_from_system(rows, "S", "ndcg@10")
+    assert [n.tolerance for n in numbers] == [0.0005] * 3  # 0.125: 3 decimals, for every value of lab-x
+    assert [n.text for n in numbers] == ["0.000", "0.125", "0.500"]
+
+
+MTEB_SCORES = ROOT / "data" / "published" / "mteb_task_scores.parquet"
+R2MED_SCORES = ROOT / "data" / "published" / "r2med_paper_task_scores.parquet"
+
+
+@pytest.mark.parametrize("path", [MTEB_SCORES, R2MED_SCORES], ids=lambda p: p.stem)
+def test_no_shipped_published_value_gets_a_tolerance_from_how_it_prints(path):
+    """Every shipped published value: at most ±5e-6 (5 decimals; MRR 6 or exact), round ones included."""
+    rows = pd.read_parquet(path).dropna(subset=["value"]).assign(tie_policy="docid-desc", has_query_data=False)
+    numbers = explain.reported_from_system(rows, "S", "ndcg@10") if path == R2MED_SCORES else [
+        number for metric, group in rows.groupby("metric")
+        for number in explain.reported_from_system(group, "S", str(metric))]
+    assert len(numbers) == len(rows)
+    assert max(n.tolerance for n in numbers) <= 5e-6 + 1e-18
+    round_values = [n for n in numbers if n.value in (0.0, 0.5, 1.0)]
+    assert round_values and all(n.tolerance <= 5e-6 + 1e-18 for n in round_values)
 
 
 @pytest.mark.parametrize("spec, task, metric, value", [
@@ -55,6 +112,21 @@ def test_reported_specs(spec, task, metric, value):
 
 
 VALUES = explain.TaskValues("t", "ndcg@10", 10, 0.40, 0.30, 0.50, {"docid-desc": 0.35, "input-order": 0.45})
+
+
+@pytest.mark.parametrize("text, kind, equals", [
+    ("0.400", "tie-range", True),     # |0.400 - E| <= 0.0005: the expected value over tie orders
+    ("0.4000", "tie-range", True),
+    ("0.4010", "tie-range", False),   # 0.001 from E, more than t
+    ("0.35", "reproduced", False),
+    ("0.4", "reproduced", True),      # t = 0.05: both policies and E
+    ("0.6", "outside", False),
+])
+def test_the_verdict_says_when_a_number_equals_the_expected_value(text, kind, equals):
+    verdict = explain.classify(VALUES, explain.reported_number(text))
+    assert verdict.kind == kind and verdict.equals_expected is equals
+    assert verdict.record()["equals_expected"] is equals
+    assert ("expected value over tie orders" in verdict.line) is equals
 
 
 @pytest.mark.parametrize("text, kind, policies, distance", [

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.commands._options import SEED_HELP, seed_type
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", required=True, action="append",
@@ -18,8 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="qrels: TREC, BEIR tsv, R2MED jsonl, parquet/CSV (one per --run, in order)")
     parser.add_argument("--metric", default="ndcg@10", help="metric(s), comma-separated (default ndcg@10)")
     parser.add_argument("--reported", action="append", default=[], metavar="[TASK/][METRIC=]VALUE",
-                        help="a reported number (0.4312, or 43.12 as a percentage); its tolerance is half a unit "
-                             "in its last decimal; repeat for several")
+                        help="a reported number (0.4312, or 43.12 / 43.12%% as a percentage; not 0 or 1: write "
+                             "1.0 or 1%%); its tolerance is half a unit in its last written decimal; repeat for "
+                             "several")
     parser.add_argument("--system", help="compare with this system's numbers in the data folder (needs --benchmark "
                                          "and --task)")
     parser.add_argument("--task", action="append", default=[],
@@ -33,9 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "file with a setting column")
     parser.add_argument("--instruction", choices=("yes", "no", "any"), default="any",
                         help="instruction state of --system's rows (default any: as published)")
-    parser.add_argument("--system-precision", default="fp32", help="precision of --system's rows (default fp32)")
+    parser.add_argument("--system-precision", default="fp32",
+                        help="precision of --system's rows (default fp32; fp16, bf16, bf16+hps, int8, binary, q4, …)")
     parser.add_argument("--data", default=None, help="data directory (default $TIEBREAK_DATA or data)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random:SEED policy (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0,
+                        help=f"seed of the random:SEED policy: {SEED_HELP} (default 0)")
     parser.add_argument("--precision", action="store_true",
                         help="also say whether rounding the scores to bf16 / fp16 (with and without HPS) reaches it")
     parser.add_argument("--scoring", choices=("score", "sigmoid"), default="score",
@@ -105,6 +110,7 @@ def system_numbers(args: argparse.Namespace, metrics: list[str], tasks: list[str
     import pandas as pd
 
     from evalcore import explain
+    from evalcore.commands._options import known_systems, precision_option
     from evalcore.errors import InputError
     from evalcore.store import Condition, Store
 
@@ -114,19 +120,23 @@ def system_numbers(args: argparse.Namespace, metrics: list[str], tasks: list[str
 
     store = Store(checked_data_dir(args.data))
     setting = args.setting or "full"
+    known_systems([args.system], store.systems(benchmark=args.benchmark)["system"],
+                  where=f"benchmark {args.benchmark!r} of {store.data_dir}")
+    precision = precision_option(args.system_precision, "--system-precision",
+                                 store.facets()["conditions"]["precision"].dropna().unique())
     instruction = {"yes": True, "no": False, "any": None}[args.instruction]
     numbers = []
     for metric in metrics:
         frames = []
         for policy in explain.NAMED_POLICIES:
-            cond = Condition(args.benchmark, metric, setting, instruction, args.system_precision, policy)
+            cond = Condition(args.benchmark, metric, setting, instruction, precision, policy)
             rows = store.task_table(cond, [args.system])
             frames.append(rows[rows["task"].isin(tasks)].assign(tie_policy=policy))
         numbers += explain.reported_from_system(pd.concat(frames, ignore_index=True),
-                                                f"{args.system} {args.system_precision}", metric)
+                                                f"{args.system} {precision}", metric)
     if not numbers:
         raise InputError(f"--system {args.system!r}: no {', '.join(metrics)} row for task {', '.join(tasks)} in "
-                         f"{args.benchmark} {setting} {args.system_precision} (instruction {args.instruction})")
+                         f"{args.benchmark} {setting} {precision} (instruction {args.instruction})")
     return numbers
 
 
@@ -136,22 +146,30 @@ def print_verdicts(verdicts: list, fmt: str) -> None:
 
         print(json.dumps([v.record() for v in verdicts], indent=2))
         return
+    from evalcore.cells import terminal_cell
+
     policies = list(dict.fromkeys(p for v in verdicts for p in v.values.policies))
-    header = ["task", "metric", "reported", "by", "expected", "min", "max", *policies, "verdict"]
+    header = ["task", "metric", "reported", "±", "by", "expected", "min", "max", *policies, "verdict"]
     cells = []
     for v in verdicts:
         values = v.values
-        cells.append([values.task, values.metric, f"{v.reported.value:.4f}", v.reported.label,
-                      f"{values.expected:.4f}", f"{values.min:.4f}", f"{values.max:.4f}",
+        cells.append([terminal_cell(values.task), values.metric, f"{v.reported.value:.4f}",
+                      f"{v.reported.tolerance:.1g}" if v.reported.tolerance else "exact",
+                      terminal_cell(v.reported.label), f"{values.expected:.4f}", f"{values.min:.4f}",
+                      f"{values.max:.4f}",
                       *(f"{values.policies[p]:.4f}" if p in values.policies else "" for p in policies),
-                      {"reproduced": "reproduced", "tie-range": "tie range", "outside": "NOT EXPLAINED"}[v.kind]])
+                      {"reproduced": "reproduced", "tie-range": "tie range", "outside": "NOT EXPLAINED"}[v.kind]
+                      + (" = E" if v.equals_expected else "")])
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for line in cells:
         print("  ".join(c.ljust(w) for c, w in zip(line, widths)))
     print()
     for v in verdicts:
-        print(f"{v.values.task} {v.values.metric} ({v.reported.label}): {v.line}")
+        print(terminal_cell(f"{v.values.task} {v.values.metric} ({v.reported.label}): {v.line}"))
     queries = ", ".join(dict.fromkeys(f"{v.values.task} {v.values.n_queries}" for v in verdicts))
-    print(f"tolerance: half a unit in the reported number's last decimal; [min, max] is the mean of the per-query "
-          f"ranges over each task's queries ({queries}; queries are independent)")
+    bases = "; ".join(dict.fromkeys(v.reported.basis for v in verdicts))
+    print(terminal_cell(f"tolerance (±): half a unit in the last decimal of each number as written or published "
+                        f"({bases}); = E: the number equals the expected value over tie orders; [min, max] is the "
+                        f"mean of the per-query ranges over each task's queries ({queries}; queries are "
+                        "independent)"))

@@ -130,7 +130,15 @@ def test_precision_finds_the_rounding_that_reaches_a_bf16_number():
     ([], "nothing to compare with"),
     (["--reported", "Other=0.5"], "no --run of that task"),
     (["--reported", "0.5", "--metric", "bogus"], "unknown metric"),
-    (["--system", "nobody", "--benchmark", "rar-b", "--task", "WinoGrande"], "no ndcg@10 row"),
+    (["--system", "nobody", "--benchmark", "rar-b", "--task", "WinoGrande"], "no such system"),
+    (["--system", "Jaume/gemma-2b-embedding", "--benchmark", "rar-b", "--task", "WinoGrande"],
+     "closest: Jaume/gemma-2b-embeddings"),
+    (["--system", MINILM, "--benchmark", "rar-b", "--task", "WinoGrande", "--system-precision", "int4"],
+     "unknown precision (valid: fp32, fp16, bf16"),
+    (["--reported", "1"], "did you mean 1.0 (a fraction) or 1%"),
+    (["--reported", "0"], "did you mean 0.0 (a fraction) or 0%"),
+    (["--reported", "1_0"], "no sign, underscore"),
+    (["--reported", "\x1b[31m0.5"], "no sign, underscore"),
 ])
 def test_bad_input_is_one_line_and_exit_2(extra, says):
     code, stdout, stderr = cli("explain", "--run", str(DATA / "runs" / "rar-b_WinoGrande_full_all-MiniLM-L6-v2_fp32.parquet"),
@@ -138,6 +146,78 @@ def test_bad_input_is_one_line_and_exit_2(extra, says):
     assert code == 2 and stdout == "", stderr
     (line,) = stderr.strip().splitlines()
     assert line.startswith("evalcore explain: error: ") and says in line, line
+    assert "\x1b" not in stderr
+
+
+def test_an_integer_never_reproduces_a_fraction_with_plus_minus_half():
+    """``--reported 1`` against an nDCG of 0.7357 was "reproduced" (1 ± 0.5); ``1.0`` is a fraction, not it."""
+    code, stdout, stderr = cli("explain", *WINO, "--reported", "1.0", "--format", "json")
+    assert code == 1, stderr
+    (record,) = json.loads(stdout)
+    assert record["verdict"] == "outside" and record["tolerance"] == pytest.approx(0.05)
+
+
+def test_the_expected_value_over_tie_orders_is_named():
+    code, stdout, stderr = cli("explain", *WINO, "--reported", "0.7357", "--format", "json")
+    assert code == 0, stderr
+    (record,) = json.loads(stdout)
+    assert abs(record["expected"] - 0.7357) <= 0.00005 and record["equals_expected"] is True
+    code, stdout, _ = cli("explain", *WINO, "--reported", "0.7360", "--format", "json")
+    (record,) = json.loads(stdout)
+    assert abs(record["expected"] - 0.7360) > 0.00005 and record["equals_expected"] is False
+
+
+@pytest.fixture(scope="module")
+def random_wino_run(tmp_path_factory) -> Path:
+    """WinoGrande's pooled candidates scored at random (seed 0): mrr@10 0.0315, far from 0 at 5e-7, near it
+    at the ±0.05 "0.0" prints with."""
+    import numpy as np
+    import pyarrow as pa
+
+    table = pq.read_table(DATA / "runs" / "rar-b_WinoGrande_full_all-MiniLM-L6-v2_fp32.parquet",
+                          columns=["qid", "docid", "score"])
+    path = tmp_path_factory.mktemp("random") / "wino_random.parquet"
+    pq.write_table(table.set_column(2, "score", pa.array(np.random.default_rng(0).random(table.num_rows))), path)
+    return path
+
+
+def test_a_round_published_value_is_compared_at_its_published_precision(random_wino_run):
+    """MTEB publishes Jaume/gemma-2b-embeddings' WinoGrande mrr@10 as 0.0 (6 decimals: 0.000000): a run with
+    mrr@10 = 0.0315 does not reproduce it (it did with the ±0.05 of how "0.0" prints)."""
+    published = pd.read_parquet(DATA / "published" / "mteb_task_scores.parquet")
+    row = published[(published["system"] == "Jaume/gemma-2b-embeddings") & (published["task"] == "WinoGrande")
+                    & (published["metric"] == "mrr@10")]
+    assert row["value"].tolist() == [0.0]
+    code, stdout, stderr = cli("explain", "--run", str(random_wino_run), "--qrels",
+                               str(DATA / "runs" / "rar-b_WinoGrande_full_qrels.parquet"), "--metric", "mrr@10",
+                               "--task", "WinoGrande", "--system", "Jaume/gemma-2b-embeddings", "--benchmark",
+                               "rar-b", "--format", "json")
+    assert code == 1, stderr
+    (record,) = json.loads(stdout)
+    assert 0.02 < record["value[docid-desc]"] < 0.05 and record["verdict"] == "outside"
+    assert record["tolerance"] == pytest.approx(5e-7) and record["reported"] == 0.0
+
+
+def test_the_system_precision_is_canonicalised():
+    code, stdout, stderr = cli("explain", *WINO, "--task", "WinoGrande", "--system", MINILM, "--benchmark", "rar-b",
+                               "--setting", "full-pooled", "--instruction", "no", "--system-precision", " FP32",
+                               "--format", "json")
+    assert code == 0, stderr
+    (record,) = json.loads(stdout)
+    assert record["reported_by"] == f"{MINILM} fp32 (docid-desc)" and record["tolerance"] == 0.0
+
+
+@pytest.mark.parametrize("seed", ["-1", str(10**30), "2147483648", "1.5", "x"])
+def test_a_seed_out_of_bounds_is_refused_by_argparse_not_a_traceback(seed, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["explain", *WINO, "--reported", "0.7357", "--seed", seed])
+    assert stop.value.code == 2
+    assert "--seed" in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_the_largest_seed_works():
+    code, stdout, stderr = cli("explain", *WINO, "--reported", "0.7357", "--seed", "2147483647")
+    assert code == 0 and "random:2147483647" in stdout, stderr
 
 
 def test_the_table_names_every_policy_and_the_tolerance():
