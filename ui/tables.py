@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from evalcore.cells import latex_cell
 from evalcore.csv_export import to_csv_text
 from ui import internals
 
@@ -187,11 +188,8 @@ def latex_table(frame: pd.DataFrame, caption: str, bold_max: Iterable[str] = (),
 
 
 def _latex_escape(text: str) -> str:
-    for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
-                          ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"),
-                          ("^", r"\textasciicircum{}")):
-        text = text.replace(char, escaped)
-    return text
+    """Names are data: LaTeX's specials and control characters escaped (:func:`evalcore.cells.latex_cell`)."""
+    return latex_cell(text)
 
 
 Frame = pd.DataFrame | Callable[[], pd.DataFrame]

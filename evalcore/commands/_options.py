@@ -2,7 +2,7 @@
 (one line on stderr, exit code 2), whichever command it was given to."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 
 def metrics_option(value: str | Iterable[str], option: str = "--metrics") -> list:
@@ -82,18 +82,36 @@ def known_systems(requested: Iterable[str] | None, available: Iterable[str], opt
     raise InputError(f"{option} {_printable(name)}: no such system in {where}{more} ({hint})")
 
 
-def precision_option(value: str, option: str = "--precision", extra: Iterable[str] = ()) -> str:
+def precision_option(value: str, option: str = "--precision", extra=()) -> str:
     """A precision label in its canonical spelling (``FP32``, `` fp32``, ``float32`` -> ``fp32``;
-    ``BF16 + HPS`` -> ``bf16+hps``): one of :data:`evalcore.precision.PRECISION_LABELS` or of ``extra`` (the
-    labels a data folder already holds), else InputError naming the valid ones."""
+    ``BF16 + HPS`` -> ``bf16+hps``): one of :data:`evalcore.precision.PRECISION_LABELS`, else one of ``extra``
+    (the labels a data folder already holds: an iterable, or a function returning one, called only then), else
+    InputError naming the valid ones."""
     from evalcore.errors import InputError
     from evalcore.precision import PRECISION_LABELS, canonical_precision
 
     try:
-        return canonical_precision(value, extra)
+        return canonical_precision(value)
     except ValueError:
-        valid = list(dict.fromkeys([*PRECISION_LABELS, *sorted(set(map(str, extra)) - set(PRECISION_LABELS))]))
+        pass
+    labels = [str(label) for label in (extra() if callable(extra) else extra)]
+    try:
+        return canonical_precision(value, labels)
+    except ValueError:
+        valid = list(dict.fromkeys([*PRECISION_LABELS, *sorted(set(labels) - set(PRECISION_LABELS))]))
         raise InputError(f"{option} {_printable(value)}: unknown precision (valid: {', '.join(valid)})") from None
+
+
+def data_precisions(data) -> "Callable[[], list[str]]":
+    """The precision labels the data folder ``data`` holds, read when called (for :func:`precision_option`)."""
+    def labels() -> list[str]:
+        from evalcore.store import Store, data_dir
+
+        folder = data_dir(data)
+        if not folder.is_dir():
+            return []
+        return Store(folder).facets()["conditions"]["precision"].dropna().astype(str).unique().tolist()
+    return labels
 
 
 def _printable(text) -> str:

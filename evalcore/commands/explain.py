@@ -123,7 +123,7 @@ def system_numbers(args: argparse.Namespace, metrics: list[str], tasks: list[str
     known_systems([args.system], store.systems(benchmark=args.benchmark)["system"],
                   where=f"benchmark {args.benchmark!r} of {store.data_dir}")
     precision = precision_option(args.system_precision, "--system-precision",
-                                 store.facets()["conditions"]["precision"].dropna().unique())
+                                 lambda: store.facets()["conditions"]["precision"].dropna().unique())
     instruction = {"yes": True, "no": False, "any": None}[args.instruction]
     numbers = []
     for metric in metrics:

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from evalcore import crumb
-    from evalcore.commands._options import tie_policy_option
+    from evalcore.commands._options import data_precisions, precision_option, tie_policy_option
     from evalcore.commands.ingest import ingest_rows
     from evalcore.errors import InputError
 
@@ -44,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
     runs = Path(args.runs).resolve()
     system = args.system if args.system is not None else (runs.parent.name if path_kind(runs) == "file"
                                                           else runs.name)
-    for name, value in (("system", system), ("precision", args.precision)):
-        if not value.strip():
-            raise InputError(f"--{name} must not be empty")
+    if not system.strip():
+        raise InputError("--system must not be empty")
+    args.precision = precision_option(args.precision, extra=data_precisions(args.data))  # stored canonical
     tie_policy = crumb.OFFICIAL if args.tie_policy.strip().lower() == crumb.OFFICIAL \
         else str(tie_policy_option(args.tie_policy))
     rows = crumb.evaluate_folder(args.runs, args.crumb, system=system, setting=args.setting,

@@ -184,7 +184,7 @@ def _refuse_duplicates(store, args: argparse.Namespace, metrics: list[str], inst
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalcore.commands._options import metrics_option, tie_policy_option
+    from evalcore.commands._options import data_precisions, metrics_option, precision_option, tie_policy_option
     from evalcore.engine import evaluate
     from evalcore.errors import InputError
     from evalcore.outputs import check_output_folder
@@ -196,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--{name} must not be empty")
     metrics = [str(m) for m in metrics_option(args.metrics)]
     args.tie_policy = str(tie_policy_option(args.tie_policy))  # stored canonical: DOCID-DESC is docid-desc
+    args.precision = precision_option(args.precision, extra=data_precisions(args.data))  # FP32 is fp32
     check_output_folder(data_dir(args.data), "data folder")
     store = Store(args.data)
     instruction = YES_NO[args.instruction]

@@ -45,10 +45,6 @@ LATEX_COLUMNS = ("rank", "system", "G", "mean", "queries_lo", "queries_hi", "que
                  "tasks_lo", "tasks_hi", "tasks_rank_lo", "tasks_rank_hi", "n_tasks", "complete")
 BENCHMARK_LABELS = {"rar-b": "RAR-b", "r2med": "R2MED", "crumb": "CRUMB"}
 SWAPS_LISTED = 5  # pairs named in the note; the rest are counted
-LATEX_SPECIALS = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-    "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-}
 
 
 def _aggregate_name(text: str) -> str:
@@ -105,8 +101,10 @@ def _level(text: str) -> float:
 
 
 def latex_escape(text: str) -> str:
-    """Escape the characters LaTeX treats specially."""
-    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in str(text))
+    """Escape the characters LaTeX treats specially, control characters included (:func:`evalcore.cells.latex_cell`)."""
+    from evalcore.cells import latex_cell
+
+    return latex_cell(text)
 
 
 def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
@@ -321,17 +319,26 @@ def run(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args.data)
     logging.getLogger("evalcore.store").addHandler(logging.NullHandler())  # printed below, once, as warnings
     store = Store(data_dir)
+    from evalcore.commands._options import known_systems, precision_option
+
+    args.precision = precision_option(args.precision, "--precision",  # FP32 is fp32; an unknown one is refused
+                                      lambda: store.facets()["conditions"]["precision"].dropna().unique())
     candidate = None
     if args.candidate is not None:
         from evalcore.commands._candidate import candidate_rows
 
         rows, candidate = candidate_rows(args, data_dir)
         store = store.with_overlay(rows, name=candidate)
+    from evalcore.cells import terminal_cell
+
     for item in store.skipped:
-        print(f"evalcore leaderboard: warning: skipped {item.path}: {item.reason}", file=sys.stderr)
+        print(terminal_cell(f"evalcore leaderboard: warning: skipped {item.path}: {item.reason}"), file=sys.stderr)
     for item in store.warnings:
-        print(f"evalcore leaderboard: warning: {item.path}: {item.message}", file=sys.stderr)
+        print(terminal_cell(f"evalcore leaderboard: warning: {item.path}: {item.message}"), file=sys.stderr)
     conditions = store.facets()["conditions"]
+    if args.system and args.benchmark in set(conditions["benchmark"].dropna()):  # an unknown name is refused
+        known_systems(args.system, store.systems(benchmark=args.benchmark)["system"],
+                      where=f"benchmark {args.benchmark!r} of {data_dir}")
     instruction = INSTRUCTION_CHOICES[args.instruction]
     metric = _resolve_metric(args.metric, _options(conditions, "metric", benchmark=args.benchmark))
     tie_policy, policy_reason = _resolve_tie_policy(conditions, args, metric, instruction)
@@ -363,19 +370,21 @@ def run(args: argparse.Namespace) -> int:
         print(_latex(rows[narrow], [c for c in numeric if c in narrow]))
         for line in separability_lines(board):
             print("% " + " ".join(latex_escape(line).splitlines()))  # names are data: escaped, one line, never TeX
-    else:
+    else:  # names are data: every cell and line through terminal_cell, so none can drive the terminal
+        from evalcore.cells import terminal_cell, terminal_frame
+
         with np.errstate(invalid="ignore"):
-            print(rows.head(len(board.ranked)).to_string(index=False, float_format=lambda v: f"{v:.4f}",
-                                                         na_rep="-"))
+            print(terminal_frame(rows.head(len(board.ranked))).to_string(
+                index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
         print()
         for line in _notes(board, cond, policy_reason):
-            print(line)
+            print(terminal_cell(line))
         if board.zero_task_systems:
-            print(f"G = 0 because of a zero task score: {', '.join(board.zero_task_systems)}")
+            print(terminal_cell(f"G = 0 because of a zero task score: {', '.join(board.zero_task_systems)}"))
         if len(board.incomplete):
             print(f"\nnot ranked ({len(board.incomplete)} systems missing tasks):")
             for _, row in board.incomplete.iterrows():
-                print(f"  {row['system']}: {row['reason']}")
+                print(terminal_cell(f"  {row['system']}: {row['reason']}"))
     return 0
 
 
@@ -493,9 +502,11 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
                                                             or c.endswith(("_lo", "_hi")) and not c.startswith("rank")]
                      + board.tasks))
         return 0
+    from evalcore.cells import terminal_cell, terminal_frame
+
     shown = frame.assign(**{" ": np.where(is_candidate, CANDIDATE_MARK, "")})
     with np.errstate(invalid="ignore"):
-        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
+        print(terminal_frame(shown).to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="-"))
     print()
     by = board.ranked_by
     ranked = board.ranked[board.ranked["system"] == name]
@@ -510,9 +521,9 @@ def _print_with_candidate(board: "Leaderboard", cond, policy_reason: str, name: 
               f"{_rank(row['tasks_rank_hi'])}, tier {_rank(row['tasks_tier'])}")
     else:
         reason = board.incomplete.loc[board.incomplete["system"] == name, "reason"]
-        print(f"{CANDIDATE_MARK} {name}: " + (f"not ranked ({reason.iloc[0]})" if len(reason) else absent))
+        print(terminal_cell(f"{CANDIDATE_MARK} {name}: " + (f"not ranked ({reason.iloc[0]})" if len(reason) else absent)))
     for line in _notes(board, cond, policy_reason):
-        print(line)
+        print(terminal_cell(line))
     print("the candidate is evaluated in memory: nothing was written")
     return 0
 

@@ -11,9 +11,20 @@ from pathlib import Path
 LOW_PRECISION_CHOICES = ("bf16", "fp16", "fp8-e4m3", "fp8-e5m2")  # mirrors precision.LOW_PRECISIONS
 
 
+def _target(text: str) -> str:
+    """``--to`` in its canonical spelling (``BF16``, `` bfloat16`` -> ``bf16``); argparse's choices check the rest."""
+    from evalcore.precision import canonical_dtype
+
+    try:
+        return canonical_dtype(text)
+    except ValueError:
+        return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", required=True, help="input run (TREC, BEIR tsv/jsonl, parquet, CSV)")
-    parser.add_argument("--to", required=True, choices=LOW_PRECISION_CHOICES, help="target precision")
+    parser.add_argument("--to", required=True, type=_target, choices=LOW_PRECISION_CHOICES,
+                        help="target precision (any case)")
     parser.add_argument(
         "--scoring", choices=("score", "sigmoid"), default="score",
         help="'score': scores are the model output (rounded); 'sigmoid': scores are logits -> probabilities",

@@ -51,10 +51,12 @@ def run(args: argparse.Namespace) -> int:
               f"{args.out}")
         return 0
     from evalcore.commands._candidate import candidate_rows
+    from evalcore.commands._options import precision_option
     from evalcore.formats import write_parquet_atomic
     from evalcore.outputs import check_output
 
     check_output(args.out, [args.candidate], "--out file")
+    args.precision = precision_option(args.precision)  # the label the rows carry, canonical
     rows, name = candidate_rows(args, folder)
     write_parquet_atomic(rows, args.out, "per-query rows")
     print(f"tasks evaluate: {name}: {rows['qid'].nunique()} qids × {rows['task'].nunique()} tasks, "
