@@ -12,8 +12,11 @@ which hands integer-cast labels to ``ir_measures.calc_aggregate``:
 - The **full-document** setting exists for ``clinical_trial``, ``legal_qa``, ``set_operation_entity_retrieval``,
   ``stack_exchange`` and ``tip_of_the_tongue`` (judged with ``full_document_qrels``); the other three tasks
   have one collection, and crumb_eval evaluates them as in the passage setting whatever the flag.
-- A task score is the mean over the queries in both run and qrels (pytrec_eval, under ir_measures); the
-  headline numbers are **nDCG@10** and **R@100**, averaged over the eight tasks (the arithmetic mean).
+- A task score is the mean over every query the qrels judge (under the metric's key): a judged query the run
+  lacks, or lists with no items, scores 0 in the official value and in the expected value, min and max, as in
+  crumb_eval (ir_measures fills in its pytrec_eval results with 0 for every qrels query the run lacks); a run
+  none of whose queries is judged is an error. The headline numbers are **nDCG@10** and **R@100**, averaged
+  over the eight tasks (the arithmetic mean).
 - The oblivious value breaks score ties as crumb_eval's numbers do (:func:`official_tie_policy`):
   ``docid-desc`` (pytrec_eval) except RR with a cutoff, ``docid-asc`` (ir_measures' MS MARCO provider).
 
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalcore.crumb_files import CrumbRun, labels_path, max_passage, read_query_labels, read_run
 from evalcore.errors import InputError
@@ -129,15 +133,15 @@ def evaluate_task(run_path: str | Path, crumb_dir: str | Path, task: str, settin
     for metric in metrics:
         policy = official_tie_policy(metric) if tie_policy == OFFICIAL else tie_policy
         groups.setdefault((plan.key_of(metric), policy), []).append(metric)
-    tables = []
-    for (key, policy), wanted in groups.items():
-        table = evaluate_table(documents, labels.qrels[key], wanted, policy)
-        tables.append(table.append_column("tie_policy", pa.array([policy] * table.num_rows, pa.string())))
-    result = pa.concat_tables(tables)
-    if result.num_rows == 0:
+    judged = pa.concat_arrays([labels.qrels[key]["qid"].combine_chunks() for key in plan.keys])
+    if not pc.any(pc.is_in(documents["qid"], value_set=pc.unique(judged))).as_py():
         raise InputError(f"no query of the run is judged in {labels.path} (expected CRUMB query ids of {task})",
                          run_path)
-    return result
+    tables = []
+    for (key, policy), wanted in groups.items():  # a judged query the run lacks scores 0, as in crumb_eval
+        table = evaluate_table(documents, labels.qrels[key], wanted, policy, include_missing=True)
+        tables.append(table.append_column("tie_policy", pa.array([policy] * table.num_rows, pa.string())))
+    return pa.concat_tables(tables)
 
 
 def run_files(folder: str | Path) -> dict[str, Path]:

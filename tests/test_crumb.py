@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evalcore import crumb
+from evalcore.errors import InputError
 from needs import require_module
 
 ir_measures = require_module("ir_measures")
@@ -129,9 +130,10 @@ def test_the_fixtures_have_what_they_claim():
     assert crumb.procedure("paper_retrieval").binary_key == "passage_binary_qrels"
 
 
-def _random_crumb(folder: Path, rng: random.Random, task: str) -> Path:
+def _random_crumb(folder: Path, rng: random.Random, task: str, gaps: bool = False) -> Path:
     """A random task in CRUMB's layout with heavy ties (scores from a few float32 values), chunked ids and
-    float labels; returns the run file."""
+    float labels; returns the run file. With ``gaps`` the run leaves some queries out and lists others with no
+    items."""
     labels, lines = [], []
     for q in range(rng.randint(1, 5)):
         qid = f"q{q}"
@@ -145,7 +147,11 @@ def _random_crumb(folder: Path, rng: random.Random, task: str) -> Path:
             record["passage_binary_qrels"] = [{"id": i, "label": 1.0} for i in rng.sample(passages, rng.randint(0, 2))]
         labels.append(json.dumps(record))
         items = [{"id": p, "score": rng.choice([0.25, 0.5, 0.75, 1.0])} for p in rng.sample(passages, rng.randint(1, len(passages)))]
-        lines.append(json.dumps({"query": {"id": qid}, "items": items}))
+        gap = rng.choice(["none", "none", "absent", "empty"]) if gaps else "none"
+        if gap != "absent":
+            lines.append(json.dumps({"query": {"id": qid}, "items": [] if gap == "empty" else items}))
+    if not lines:  # a file with no line at all is another error (an empty run file)
+        lines.append(json.dumps({"query": {"id": "q0"}, "items": []}))
     (folder / task / "eval").mkdir(parents=True, exist_ok=True)
     (folder / task / "eval" / "query_labels.jsonl").write_text("\n".join(labels) + "\n")
     run = folder / f"{task}_random.jsonl"
@@ -202,7 +208,7 @@ def _check_against_brute_force(run_path: Path, crumb_dir: Path, task: str):
         qrels = reference_qrels(labels, binary_key if IR_MEASURE[row.metric].startswith(BINARY) else graded_key)
         if not qrels.get(row.qid):
             continue
-        mean, low, high = brute_force(docs[row.qid], qrels[row.qid], IR_MEASURE[row.metric])
+        mean, low, high = brute_force(docs.get(row.qid, {}), qrels[row.qid], IR_MEASURE[row.metric])
         assert (row.expected, row.min, row.max) == pytest.approx((mean, low, high), abs=1e-12), (row.qid, row.metric)
         checked += 1
     return checked
@@ -214,6 +220,67 @@ def test_tie_aware_values_after_maxp_equal_brute_force_on_the_fixture():
     rows = crumb.evaluate_task(run, FIXTURES, "clinical_trial").to_pandas()
     ct1 = rows[(rows.qid == "ct-1") & (rows.metric == "ndcg@10")].iloc[0]
     assert ct1["min"] < ct1["expected"] < ct1["max"]  # the tie across documents after MaxP decides it
+
+
+# ------------------------------------------------------- judged queries the run lacks score 0 (crumb_eval)
+
+def _official_against_ir_measures(run: Path, crumb_dir: Path, task: str):
+    rows = crumb.evaluate_task(run, crumb_dir, task).to_pandas()
+    expected, means = reference_values(run, crumb_dir, task, "passage")
+    got = {(r.qid, r.metric): r.oblivious for r in rows.itertuples()}
+    assert set(got) == set(expected), set(got) ^ set(expected)  # every judged query, run or not
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-12), key
+    for metric, value in means.items():  # NaN on both sides when no query is judged under the metric's key
+        assert rows[rows.metric == metric].oblivious.mean() == pytest.approx(value, abs=1e-12, nan_ok=True), metric
+    return rows
+
+
+def test_a_judged_query_the_run_lacks_or_lists_empty_scores_zero_as_in_crumb_eval(tmp_path):
+    """The fixture's legal_qa run with lq-1 left out: crumb_eval (ir_measures) averages over both judged
+    queries, lq-1 scoring 0 — in the official value and in the tie-aware expected, min and max."""
+    (tmp_path / "legal_qa").symlink_to(FIXTURES / "legal_qa")
+    source = FIXTURES / "runs" / "minilm" / "legal_qa_minilm.jsonl"
+    kept = [line for line in source.read_text().splitlines() if '"lq-1"' not in line]
+    for variant, lines in (("absent", kept), ("empty", [json.dumps({"query": {"id": "lq-1"}, "items": []}), *kept])):
+        run = tmp_path / f"legal_qa_{variant}.jsonl"
+        run.write_text("\n".join(lines) + "\n")
+        rows = _official_against_ir_measures(run, tmp_path, "legal_qa")
+        missing = rows[rows.qid == "lq-1"]
+        assert len(missing) == len(crumb.OFFICIAL_METRICS)
+        assert (missing[["oblivious", "expected", "min", "max"]] == 0).all().all()
+        ndcg = rows[rows.metric == "ndcg@10"]
+        present = ndcg[ndcg.qid != "lq-1"]
+        assert present.oblivious.mean() > 0 and ndcg.oblivious.mean() == pytest.approx(present.oblivious.mean() / 2)
+        assert ndcg.expected.mean() == pytest.approx(present.expected.mean() / 2)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_official_numbers_equal_ir_measures_on_random_runs_with_gaps(tmp_path, seed):
+    rng = random.Random(500 + seed)
+    for task in ("clinical_trial", "paper_retrieval", "code_retrieval"):
+        run = _random_crumb(tmp_path, rng, task, gaps=True)
+        try:
+            _official_against_ir_measures(run, tmp_path, task)
+        except InputError as exc:  # none of the run's queries is judged: still an error
+            assert "no query of the run is judged" in str(exc)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tie_aware_values_of_a_run_with_gaps_equal_brute_force(tmp_path, seed):
+    run = _random_crumb(tmp_path, random.Random(900 + seed), "tip_of_the_tongue", gaps=True)
+    try:
+        _check_against_brute_force(run, tmp_path, "tip_of_the_tongue")
+    except InputError as exc:
+        assert "no query of the run is judged" in str(exc)
+
+
+def test_a_run_none_of_whose_queries_is_judged_is_still_an_error(tmp_path):
+    (tmp_path / "legal_qa").symlink_to(FIXTURES / "legal_qa")
+    run = tmp_path / "legal_qa_other.jsonl"
+    run.write_text(json.dumps({"query": {"id": "not-a-query"}, "items": [{"id": "L1:0", "score": 1.0}]}) + "\n")
+    with pytest.raises(InputError, match="no query of the run is judged"):
+        crumb.evaluate_task(run, tmp_path, "legal_qa")
 
 
 @pytest.mark.parametrize("seed", range(8))
