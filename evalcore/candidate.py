@@ -552,8 +552,10 @@ def evaluate_candidate(inputs: TaskInputs, run: CandidateRun, *, name: str = DEF
     seconds = EVAL_SECONDS.value()
     started = time.monotonic()
     metrics = list(SETTING_METRICS[inputs.setting])
+    from evalcore.progress import iterate
+
     frames = []
-    for task in inputs.tasks:
+    for task in iterate(inputs.tasks, "candidate", unit="task"):  # a bar only for the CLI or the upload worker
         qrels = inputs.qrels[inputs.qrels["task"] == task][["qid", "docid", "relevance"]]
         for policy in SETTING_TIE_POLICIES[inputs.setting]:
             per_query = evaluate(run.runs[task], qrels, metrics, policy, include_missing=True)

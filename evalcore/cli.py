@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         module = load_command(name)
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(command_parser)
+        command_parser.add_argument("--quiet", "-q", action="store_true",
+                                    help="no progress bar on stderr (there is none when stderr is not a terminal)")
         command_parser.set_defaults(_run=module.run)
     return parser
 
@@ -83,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evalcore: error: {exc}", file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
+    from evalcore import progress
+
+    progress.configure(terminal=not args.quiet)  # bars on stderr when it is a terminal, never on stdout
     try:
         return int(args._run(args) or 0)
     except InputError as exc:

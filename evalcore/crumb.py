@@ -175,8 +175,10 @@ def evaluate_folder(runs: str | Path, crumb_dir: str | Path, *, system: str, set
 
     from evalcore.schema import QUERY_METRICS
 
+    from evalcore.progress import iterate
+
     frames = []
-    for task, path in run_files(runs).items():
+    for task, path in iterate(list(run_files(runs).items()), "import-crumb", unit="task"):  # a bar for the CLI
         rows = evaluate_task(path, crumb_dir, task, setting, split=split, metrics=metrics,
                              tie_policy=tie_policy).to_pandas()
         frames.append(rows.assign(system=system, benchmark=BENCHMARK, task=task, setting=setting,

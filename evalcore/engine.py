@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalcore import arrow_np, formats, id_keys
+from evalcore import arrow_np, formats, id_keys, progress
 from evalcore.metrics import Metric, parse_metrics
 from evalcore.ties import QueryBlock, QueryTruth, TieKey, discounts, evaluate_block
 
@@ -465,7 +465,12 @@ def _evaluate_chunks(chunks: Iterator[pa.Table], qrels: pa.Table, parsed: list[M
                      include_missing: bool, threads: int | None, source: str | Path | None) -> pa.Table:
     """One evaluation: the run's query-aligned chunks against one qrels table, metric-major."""
     truth = QrelsIndex(qrels, parsed)
-    tables = [t for t in _map_chunks(chunks, truth, parsed, policy, threads, source) if t is not None]
+    with progress.bar("evaluate", total=len(truth.qids), unit="query") as shown:  # shows only for the CLI
+        tables = []
+        for table in _map_chunks(chunks, truth, parsed, policy, threads, source):
+            if table is not None:
+                tables.append(table)
+                shown.update(table.num_rows // max(len(parsed), 1))
     if include_missing:
         seen = pa.concat_tables(tables)["qid"] if tables else pa.array([], pa.string())
         missing = truth.qids.filter(pc.invert(pc.is_in(truth.qids, value_set=pc.unique(seen))))

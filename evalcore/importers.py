@@ -256,7 +256,10 @@ def read_mteb_results(
     chosen: dict[tuple[str, str], tuple[tuple, str, dict[str, float], object]] = {}
     models: dict[str, tuple[tuple, dict, str, Path]] = {}
     stated: dict[str, list[tuple[tuple, bool | None]]] = {}
-    for revision_dir in sorted(p for p in root.glob("*/*") if p.is_dir()):
+    from evalcore.progress import iterate
+
+    revisions = sorted(p for p in root.glob("*/*") if p.is_dir())
+    for revision_dir in iterate(revisions, "import-mteb", unit="revision"):  # a bar only for the CLI
         meta_path = revision_dir / "model_meta.json"
         meta = _load_json(meta_path) if meta_path.is_file() else {}
         model_name = str(meta.get("name") or revision_dir.parent.name.replace("__", "/", 1))
@@ -348,8 +351,10 @@ def read_r2med_results(
         root = root / "results"
     if not root.is_dir():
         raise InputError("expected the R2MED results folder", root)
+    from evalcore.progress import iterate
+
     rows, systems = [], {}
-    for path in sorted(root.rglob("*.json")):
+    for path in iterate(sorted(root.rglob("*.json")), "import-r2med", unit="file"):  # a bar only for the CLI
         result = _load_json(path)
         relative = path.relative_to(root)
         system, family = r2med_pipeline(relative, result)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from evalcore import progress
 from evalcore.engine import parse_tie_policy
 from evalcore.metrics import parse_metrics
 from evalcore.schema import QUERY_METRICS
@@ -66,7 +67,7 @@ def spark_session(master: str = "local[2]", *, app_name: str = "evalcore", conf:
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.files.maxPartitionBytes": "32m",  # several read tasks even for one big local file
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
-        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.showConsoleProgress": "true" if progress.active() else "false",  # Spark's own stage bar
     }
     settings = {**(local if (master or "").startswith("local") else {}),
                 "spark.sql.execution.arrow.pyspark.enabled": "true", **(conf or {})}

@@ -153,8 +153,13 @@ def _upload_form(view, benchmark: str, setting: str, started: float):
         request = upload.Request(upload.check_name(name), benchmark, setting,
                                  instruction == "with instruction", precision)
         uploads = [(f.name, f.getvalue()) for f in (files or [])]
-        with st.spinner(_wait_text()):
-            held = upload.evaluate(request, uploads, view.data_dir, data.folder_store(view.data))
+        shown = st.empty()  # the worker's progress, as it comes: task i of n, queries of this task
+        try:
+            with st.spinner(_wait_text()):
+                held = upload.evaluate(request, uploads, view.data_dir, data.folder_store(view.data),
+                                       on_progress=lambda words: shown.progress(words[0], text=words[1]))
+        finally:
+            shown.empty()
     except upload.UploadError as exc:
         drawing.error(f"Not evaluated — {notices.safe_text(str(exc))}", icon=":material/error:")
         return None

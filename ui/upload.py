@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,10 +297,12 @@ def waiting() -> int:
     return _waiting
 
 
-def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path) -> tuple[dict, bytes]:
+def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path,
+              on_progress: Callable[[tuple[float, str]], None] | None = None) -> tuple[dict, bytes]:
     """Evaluate ``files`` in ``ui/upload_worker.py`` under the limits; (answer header, Arrow IPC body). The
-    header's ``queued_seconds`` is how long the call waited for a slot. UploadError for a refusal, a busy
-    server or a time-out."""
+    header's ``queued_seconds`` is how long the call waited for a slot. ``on_progress`` gets the child's
+    progress as it comes, as (fraction done, words) (:func:`progress_words`), on the calling thread. UploadError
+    for a refusal, a busy server or a time-out."""
     global _waiting
     with _waiting_lock:
         _waiting += 1
@@ -318,14 +321,8 @@ def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path) 
 
     scratch = tempfile.mkdtemp(prefix="tiebreak-upload-", dir=_scratch_parent())
     try:
-        child = subprocess.Popen([sys.executable, "-m", "ui.upload_worker"], cwd=APP_ROOT,
-                                 env=_child_environment(data_dir, scratch), stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            out, err = child.communicate(_payload(request, files), timeout=LIMITS.seconds + STARTUP_SECONDS)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.communicate()
+        out, err, returncode = _talk(_payload(request, files), data_dir, scratch, on_progress)
+        if out is None:
             raise UploadError(f"the evaluation took longer than {LIMITS.seconds} s (the dashboard's limit); "
                               "evaluate it with the CLI (`evalcore leaderboard --candidate RUN`)") from None
     finally:
@@ -335,7 +332,7 @@ def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path) 
     try:
         answer = json.loads(line)
     except ValueError:
-        LOG.error("upload worker exited %s without an answer: %s", child.returncode,
+        LOG.error("upload worker exited %s without an answer: %s", returncode,
                   err.decode(errors="replace")[-2000:])
         raise UploadError("the evaluation stopped without an answer (the server log has the details)") from None
     if not answer.get("ok"):
@@ -346,7 +343,81 @@ def run_child(request: Request, files: list[tuple[str, bytes]], data_dir: Path) 
     return answer, body
 
 
-def evaluate(request: Request, files: list[tuple[str, bytes]], data_dir: Path, base) -> Candidate:
+def _talk(payload: bytes, data_dir: Path, scratch: str, on_progress) -> tuple[bytes | None, bytes, int | None]:
+    """Run the worker on ``payload``: (stdout, stderr without the progress lines, exit code); stdout None when
+    it ran past the time limit (then it is killed). Its stderr is read as it comes, on a thread of its own:
+    progress lines go to ``on_progress`` (on this thread, every 0.2 s at most), the rest is kept for the log."""
+    from evalcore import progress
+
+    read_end, write_end = os.pipe()
+    child = subprocess.Popen([sys.executable, "-m", "ui.upload_worker"], cwd=APP_ROOT,
+                             env=_child_environment(data_dir, scratch), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=write_end)
+    os.close(write_end)
+    kept: list[bytes] = []
+    states: dict[str, dict] = {}
+
+    def read_stderr() -> None:
+        with os.fdopen(read_end, "rb") as stream:
+            for line in stream:
+                found = progress.parse_line(line)
+                if found is None:
+                    kept.append(line)
+                    del kept[:-200]  # the end says what went wrong
+                else:
+                    states[str(found.get("progress"))] = found
+    talked: dict = {}
+
+    def talk() -> None:
+        try:
+            talked["out"], _ = child.communicate(payload, timeout=LIMITS.seconds + STARTUP_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            talked["out"] = None
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+            talked["error"] = exc
+
+    reader = threading.Thread(target=read_stderr, name="upload-progress", daemon=True)
+    talker = threading.Thread(target=talk, name="upload-worker", daemon=True)
+    reader.start()
+    talker.start()
+    shown, reached = None, 0.0
+    while talker.is_alive():
+        talker.join(0.2)
+        words = progress_words(dict(states))
+        if on_progress is not None and words is not None and words != shown:
+            shown = words
+            reached = max(reached, words[0])  # a task's second tie policy starts its queries again
+            on_progress((reached, words[1]))
+    reader.join(5)
+    if "error" in talked:
+        raise talked["error"]
+    return talked.get("out"), b"".join(kept), child.returncode
+
+
+def progress_words(states: dict[str, dict]) -> tuple[float, str] | None:
+    """The worker's progress (the last line of each of its bars: ``candidate`` over tasks, ``evaluate`` over
+    one task's queries) as (fraction done, words), None before the first line."""
+    tasks, queries = states.get("candidate"), states.get("evaluate")
+    if tasks is None and queries is None:
+        return None
+    part = 0.0
+    words = []
+    if tasks is not None and tasks.get("total"):
+        words.append(f"task {min(int(tasks['done']) + 1, int(tasks['total']))} of {int(tasks['total'])}")
+    if queries is not None and queries.get("total"):
+        part = min(int(queries["done"]) / int(queries["total"]), 1.0)
+        words.append(f"{int(queries['done']):,} of {int(queries['total']):,} queries")
+    if tasks is not None and tasks.get("total"):
+        done = min(int(tasks["done"]) + (part if int(tasks["done"]) < int(tasks["total"]) else 0.0),
+                   int(tasks["total"]))
+        return done / int(tasks["total"]), "Evaluating: " + " · ".join(words)
+    return part, "Evaluating: " + " · ".join(words)
+
+
+def evaluate(request: Request, files: list[tuple[str, bytes]], data_dir: Path, base,
+             on_progress: Callable[[tuple[float, str]], None] | None = None) -> Candidate:
     """Check, evaluate and hold ``files`` as the session's candidate (replacing any earlier one); the overlay
     view over ``base`` (the data folder's store) must accept the rows. UploadError when anything is wrong;
     then the session keeps what it had."""
@@ -360,7 +431,7 @@ def evaluate(request: Request, files: list[tuple[str, bytes]], data_dir: Path, b
     for name, data in files:
         if len(data) > cap:
             raise UploadError(f"{name}: {len(data):,} bytes; at most {LIMITS.upload_mb} MB per file")
-    answer, body = run_child(request, files, data_dir)
+    answer, body = run_child(request, files, data_dir, on_progress)
     rows = pa.ipc.open_stream(body).read_all()
     digest = hashlib.sha256(body + json.dumps(request.__dict__, sort_keys=True).encode()).hexdigest()[:16]
     fingerprint = getattr(base, "loaded_fingerprint", None)

@@ -10,7 +10,8 @@ upload as the visitor named it.
 Protocol (binary, over the pipes): the parent writes one JSON line — ``{"request": {...}, "files": [[name,
 size], ...]}`` — then the files' bytes one after the other, and closes stdin. The child answers one JSON
 line — ``{"ok": true, "rows": N, ...}`` followed by the per-query rows as an Arrow IPC stream, or ``{"ok":
-false, "message": "<file>:<line>: <what was expected>"}``. No pickle crosses the pipe.
+false, "message": "<file>:<line>: <what was expected>"}``. No pickle crosses the pipe. While it works, the
+child writes its progress on stderr as JSON lines (:mod:`evalcore.progress`), which the parent shows.
 """
 from __future__ import annotations
 
@@ -71,6 +72,9 @@ def main() -> int:
         _answer(out, {"ok": False, "message": f"the upload could not be passed to the evaluator ({exc})"})
         return 0
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from evalcore import progress
+
+    progress.configure(lines=sys.stderr)  # the page's bar: one JSON line per step on stderr (ui/upload.py)
     try:
         import pyarrow as pa
 

@@ -46,8 +46,10 @@ def derive(folder: Path, only: list[Path] | None = None, check: bool = False) ->
             sources.append(path)
         elif kind is None and reason.startswith("unreadable"):  # it may have held per-query rows: say so
             report.unreadable.append((path, reason))
+    from evalcore.progress import iterate
+
     stale: list[tuple[Path, SourceVersion, FileStat]] = []
-    for source in sources:
+    for source in iterate(sources, "derive", unit="file"):  # sha256 of each file; a bar only for the CLI
         try:
             version, stat = source_version(source)
         except OSError as exc:

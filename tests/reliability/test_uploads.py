@@ -365,3 +365,37 @@ def test_a_constant_run_on_the_shipped_data_is_expected_to_score_one_over_the_ca
         means[policy] = found.groups()
     assert means["docid-desc"][1] == means["input-order"][1]  # the expected value ignores the tie policy
     assert means["docid-desc"][0] != means["input-order"][0], means  # the oblivious one does not
+
+
+def test_the_upload_reports_its_progress_while_it_runs(folder, base):
+    """The worker's progress lines reach the caller as (fraction, words), on the caller's thread, rising to the
+    last task; the rows are the same as without a listener, and no progress line is left in what is logged."""
+    import threading
+
+    seen: list[tuple[float, str, bool]] = []
+
+    def listen(words):
+        seen.append((words[0], words[1], threading.current_thread() is threading.main_thread()))
+
+    held = upload.evaluate(request("mini"), [good("WinoGrande"), good("ARCChallenge")], folder, base,
+                           on_progress=listen)
+    assert held.rows.num_rows > 7000
+    assert seen and all(0.0 <= fraction <= 1.0 and main for fraction, _, main in seen)
+    assert [fraction for fraction, _, _ in seen] == sorted(fraction for fraction, _, _ in seen)
+    assert any("task 2 of 2" in words for _, words, _ in seen) and any("queries" in words for _, words, _ in seen)
+
+
+@pytest.mark.parametrize("states, fraction, words", [
+    ({}, None, None),
+    ({"candidate": {"done": 0, "total": 4}}, 0.0, "task 1 of 4"),
+    ({"candidate": {"done": 1, "total": 4}, "evaluate": {"done": 50, "total": 100}}, 0.375,
+     "task 2 of 4 · 50 of 100 queries"),
+    ({"candidate": {"done": 4, "total": 4}, "evaluate": {"done": 100, "total": 100}}, 1.0, "task 4 of 4"),
+    ({"evaluate": {"done": 1267, "total": 1267}}, 1.0, "1,267 of 1,267 queries"),
+])
+def test_progress_words(states, fraction, words):
+    found = upload.progress_words(states)
+    if fraction is None:
+        assert found is None
+    else:
+        assert found[0] == pytest.approx(fraction) and words in found[1]
