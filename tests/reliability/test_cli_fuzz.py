@@ -690,3 +690,75 @@ def test_subprocess_errors_are_one_line_and_ten_megabyte_lines_use_bounded_memor
         # a 10 MB line costs a small multiple of its size, not of the file's line count
         assert peak - baseline < 25 * len(content) + 64 * 1024 * 1024, (name, peak, baseline)
     print("peak RSS (MiB) baseline", baseline >> 20, {k: (c, p >> 20) for k, (c, p) in figures.items()})
+
+
+# -- typed numbers and seeds: a verdict at the written precision, or one line ---------------------------------
+
+REPORTED_ALPHABET = "0123456789" * 3 + ".eE+-_% \t\x1b\n١٥²"
+
+
+def written_precision(text: str) -> tuple[float, float] | None:
+    """(value, tolerance) of a reported number by counting its written digits (independent of Decimal's
+    exponent arithmetic): None when it is not digits[.digits][e±dd][%] or is a bare whole number up to 1."""
+    found = re.fullmatch(r"([0-9]+)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,2}))?( *%)?|\.([0-9]+)(?:[eE]([+-]?[0-9]{1,2}))?( *%)?",
+                         text.strip())
+    if not found:
+        return None
+    whole, decimals, exponent, percent = (found[1] or "0", found[2] if found[1] else found[5], found[3] or found[6],
+                                          found[4] or found[7])
+    decimals = decimals or ""
+    shift = int(exponent or 0)
+    value = int(whole + decimals) * 10.0 ** (shift - len(decimals))
+    last_place = shift - len(decimals)  # 10^last_place is the unit of the last written digit
+    tolerance = 0.5 * 10.0 ** last_place
+    if percent or value > 1:
+        if value > 100:
+            return None
+        return value / 100, tolerance / 100
+    if last_place >= 0:
+        return None  # 0, 1, 1e0: a fraction or a percentage? asked back
+    return value, tolerance
+
+
+@FUZZ
+@given(text=st.one_of(st.text(alphabet=REPORTED_ALPHABET, min_size=1, max_size=12),
+                     st.from_regex(r"[0-9]{1,3}(\.[0-9]{0,5})?([eE][+-]?[0-9]{1,2})? ?%?", fullmatch=True)))
+def test_a_typed_number_gets_its_written_precision_or_one_line(tmp_path_factory, text):
+    assume("\x00" not in text)
+    folder = tmp_path_factory.mktemp("reported")
+    (folder / "run.trec").write_text("q1 Q0 a 1 0.5 s\nq1 Q0 b 2 0.5 s\n")
+    (folder / "qrels.txt").write_text("q1 0 a 1\n")
+    code, stdout, stderr = call_cli(["explain", "--run", str(folder / "run.trec"), "--qrels",
+                                     str(folder / "qrels.txt"), f"--reported={text}", "--format", "json"])
+    expected = written_precision(text)
+    if expected is None:
+        assert code == 2 and stdout == "", (text, stderr)
+        (line,) = stderr.strip().splitlines()
+        assert line.startswith("evalcore explain: error: reported number ") and "\x1b" not in line, line
+        return
+    assert code in (0, 1), (text, stderr)
+    (record,) = json.loads(stdout)
+    assert math.isclose(record["reported"], expected[0], rel_tol=1e-12, abs_tol=1e-15), text
+    assert math.isclose(record["tolerance"], expected[1], rel_tol=1e-9), text
+    assert record["tolerance"] < 0.5  # never the ±0.5 of a bare integer
+
+
+@FUZZ
+@given(seed=st.one_of(st.integers(-2**40, 2**40), st.sampled_from([0, 2**31 - 1, 2**31, -1, 10**30])))
+def test_every_seed_is_taken_in_its_bounds_and_refused_outside_them_in_every_command(tmp_path_factory, seed):
+    from evalcore.commands._options import SEED_BOUNDS
+
+    folder = tmp_path_factory.mktemp("seed")
+    (folder / "run.trec").write_text("q1 Q0 a 1 0.5 s\nq1 Q0 b 2 0.5 s\n")
+    (folder / "qrels.txt").write_text("q1 0 a 1\n")
+    inside = SEED_BOUNDS[0] <= seed <= SEED_BOUNDS[1]
+    for argv in (["explain", "--run", str(folder / "run.trec"), "--qrels", str(folder / "qrels.txt"),
+                  "--reported", "0.5", "--seed", str(seed)],
+                 ["leaderboard", "--data", str(ROOT / "data"), "--benchmark", "r2med", "--resamples", "0",
+                  "--seed", str(seed), "--format", "json"]):
+        try:
+            code, _, stderr = call_cli(argv)
+        except SystemExit as stop:  # argparse: usage and one error line naming the option, exit 2
+            assert not inside and stop.code == 2, seed
+            continue
+        assert inside and code in (0, 1), (seed, stderr)

@@ -13,6 +13,7 @@ from evalcore.store import Condition, Store
 from ui import data
 
 COND = Condition("rar-b", "ndcg@10", "full", False, "bf16")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -140,3 +141,16 @@ def test_answer_cache_key_names_every_field_of_a_snapshot_and_a_condition():
             value = getattr(example, field.name)
             changed = dataclasses.replace(example, **{field.name: others[type(value)]})
             assert KEY_OF[kind](changed) != key, (kind.__name__, field.name)
+
+
+def test_a_systems_published_numbers_keep_their_publishers_precision():
+    """The Evaluate page's "a system on the board": MTEB's round 0.0 for Jaume/gemma-2b-embeddings' WinoGrande
+    mrr@10 is 0.000000 (±5e-7), not 0.0 (±0.05); a shipped per-query system's numbers are exact."""
+    shipped = data.snapshot(ROOT / "data")
+    cond = Condition("rar-b", "mrr@10", "full", None, "fp32")
+    numbers = {(n.task, n.label): n for n in data.system_numbers(shipped, "Jaume/gemma-2b-embeddings", cond)}
+    wino = numbers[("WinoGrande", "Jaume/gemma-2b-embeddings (input-order)")]
+    assert wino.value == 0.0 and wino.tolerance == pytest.approx(5e-7)
+    pooled = Condition("rar-b", "ndcg@10", "full-pooled", False, "fp32")
+    exact = data.system_numbers(shipped, "tiebreak-run/all-MiniLM-L6-v2", pooled)
+    assert exact and all(n.tolerance == 0.0 for n in exact)
