@@ -277,9 +277,13 @@ def _verdicts(verdicts, key: str) -> None:
     config = {"task": "Task", "metric": "Metric", "reported": number("Reported"), "reported_by": "From",
               "expected": number("Expected", help=tip("expected")), "min": number("Min", help=tip("tie-range")),
               "max": number("Max", help=tip("tie-range")), "verdict": "Verdict", "explained": None,
+              "equals_expected": st.column_config.CheckboxColumn("= Expected", help=tip("expected", before=(
+                  "The number equals the expected value over tie orders (within its tolerance): what a tie-aware "
+                  "evaluator reports, not one tie policy's value."))),
               "line": st.column_config.TextColumn("Why", width="large"),
               **{p: number(p, help=tip("tie-policy")) for p in policies}}
-    order = ["task", "metric", "reported", "reported_by", "verdict", "expected", "min", "max", *policies, "line"]
+    order = ["task", "metric", "reported", "reported_by", "verdict", "equals_expected", "expected", "min", "max",
+             *policies, "line"]
     drawing.dataframe(verdicts, hide_index=True, width="stretch", column_config=config, column_order=order, key=key)
     unexplained = int((~verdicts["explained"]).sum())
     drawing.caption(f"{len(verdicts) - unexplained} of {len(verdicts)} reported numbers explained by ties"
