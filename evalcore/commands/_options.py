@@ -28,8 +28,8 @@ def tie_policy_option(value: str, option: str = "--tie-policy"):
 
 
 SEED_BOUNDS = (0, 2**31 - 1)
-"""The seeds every command's ``--seed`` accepts (the resampling's and the ``random:SEED`` tie policy's):
-numpy's legacy seeding and the API share this range, so one seed means the same draws everywhere."""
+"""The seeds every command's ``--seed`` accepts (``explain``'s ``random:SEED`` tie policy; any command that
+draws at random takes its seed through :data:`seed_type`): numpy's legacy seeding takes this range."""
 
 
 def whole_number(name: str, low: int, high: int):

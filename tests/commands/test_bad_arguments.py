@@ -85,7 +85,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def test_an_unknown_system_is_refused_not_silently_dropped():
-    code, stdout, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b", "--resamples", "0",
+    code, stdout, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b",
                                  "--format", "json", "--system", MINILM, "--system", "all-minilm-l6-v2"])
     assert code == 2 and stdout == "", stderr
     (line,) = stderr.strip().splitlines()
@@ -94,7 +94,7 @@ def test_an_unknown_system_is_refused_not_silently_dropped():
 
 
 def test_a_hostile_unknown_system_is_one_escaped_line():
-    code, _, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b", "--resamples", "0",
+    code, _, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b",
                             "--system", "\x1b[31mred\nline"])
     assert code == 2
     (line,) = stderr.strip().splitlines()
@@ -102,7 +102,7 @@ def test_a_hostile_unknown_system_is_one_escaped_line():
 
 
 def test_known_systems_still_rank():
-    code, stdout, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b", "--resamples", "0",
+    code, stdout, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b",
                                  "--format", "json", "--common-tasks", "--system", MINILM])
     assert code == 0, stderr
     assert [row["system"] for row in json.loads(stdout)["ranked"]] == [MINILM]
@@ -111,8 +111,8 @@ def test_known_systems_still_rank():
 @pytest.mark.parametrize("spelling", ["FP32", " fp32", "fp32 ", "Float32"])
 def test_the_leaderboard_reads_a_precision_in_any_spelling(spelling):
     def board(precision):
-        code, stdout, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med", "--resamples",
-                                     "0", "--format", "csv", "--precision", precision])
+        code, stdout, stderr = call(["leaderboard", "--data", str(SHIPPED), "--benchmark", "r2med",
+                                     "--format", "csv", "--precision", precision])
         assert code == 0, stderr
         return stdout
     assert board(spelling) == board("fp32")
@@ -121,7 +121,7 @@ def test_the_leaderboard_reads_a_precision_in_any_spelling(spelling):
 @pytest.mark.parametrize("command", ["leaderboard", "ingest"])
 def test_an_unknown_precision_is_one_line_naming_the_valid_ones(files, command):
     argv = _with_precision(ingest_argv(files), "int4") if command == "ingest" else [
-        "leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b", "--resamples", "0", "--precision", "int4"]
+        "leaderboard", "--data", str(SHIPPED), "--benchmark", "rar-b", "--precision", "int4"]
     code, _, stderr = call(argv)
     assert code == 2, stderr
     (line,) = stderr.strip().splitlines()

@@ -86,7 +86,7 @@ def hostile_data(tmp_path_factory) -> Path:
 def leaderboard(data: Path, fmt: str) -> str:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["leaderboard", "--data", str(data), "--benchmark", BENCHMARK, "--resamples", "0",
+        code = main(["leaderboard", "--data", str(data), "--benchmark", BENCHMARK,
                      "--format", fmt])
     assert code == 0, err.getvalue()
     assert _acting(err.getvalue()) == [], err.getvalue()
@@ -236,7 +236,7 @@ def dashboard_downloads(hostile_data):
 
     store = Store(hostile_data)
     cond = Condition(BENCHMARK, "ndcg@10", "full", None, "fp32", "docid-desc")
-    board = store.leaderboard(cond, bootstrap=0)
+    board = store.leaderboard(cond)
     meta, kinds = store.systems(benchmark=BENCHMARK), boards.kinds_of(store.precision_kinds(), cond)
     capture = _Capture()
     real = tables.st
