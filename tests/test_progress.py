@@ -101,7 +101,8 @@ def commands(tmp_path_factory) -> dict[str, tuple[list[str], str]]:
 
 def _same(out: bytes, n: int) -> bytes:
     """``out`` with what differs by design between runs: the output folder's number, an ingested file's id."""
-    return re.sub(rb"_[0-9a-f]{8}\.parquet", b"_ID.parquet", out.replace(f"-{n}".encode(), b"-N"))
+    out = re.sub(rb"(ingested|crumb|mteb)-" + str(n).encode(), rb"\1-N", out)
+    return re.sub(rb"_[0-9a-f]{8}\.parquet", b"_ID.parquet", out)
 
 
 def _numbered(argv: list[str], n: int) -> list[str]:
@@ -133,7 +134,7 @@ def test_an_unsized_terminal_still_gets_the_bar(commands):
 
 def test_the_bar_shows_an_eta_when_the_total_is_known(commands):
     _, _, err = run_command(commands["evaluate"][0], terminal=True)
-    assert b"1.27k/1.27k [" in err and b"<" in err  # done/total [elapsed<remaining, rate]
+    assert b"/1.27k [" in err and b"<" in err  # done/total [elapsed<remaining, rate]
 
 
 def test_without_configure_nothing_is_shown(monkeypatch, capsys):
