@@ -42,6 +42,7 @@ def test_a_first_visit_shows_ranks_a_chart_and_one_click_to_the_per_query_board(
     try:
         assert_no_exception(page)
         chart = page.locator(".tb-forest")
+        chart.first.wait_for()  # drawn below the table, after it: a loaded machine paints it a moment later
         assert chart.count() == 1 and chart.locator(".tb-row[title]").count() == 15
         assert page.get_by_text("task-level scores only").count() >= 1
         screenshot(page, "landing_desktop")

@@ -52,7 +52,7 @@ def test_size_bounds_stay_open_and_a_name_search_adds_no_size_bound(shipped_serv
         page.set_default_timeout(120_000)
         page.goto(f"{shipped_server}/?bench={bench}")
         wait_idle(page)
-        page.get_by_text("Show Borda count").click()  # any interaction
+        page.get_by_text("On new tasks like these", exact=True).click()  # any interaction (the lens radio)
         wait_idle(page)
         for title in ("Rank flips", "Leaderboard"):  # a page switch and back
             page.get_by_test_id("stSidebarNav").get_by_role("link").filter(has_text=title).click()

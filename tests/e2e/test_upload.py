@@ -68,8 +68,9 @@ def test_shipped_minilm_runs_uploaded_equal_the_shipped_rows(upload_server, cont
 
     archive = zipfile.ZipFile(io.BytesIO(download(page, "Download the Full (pooled candidates) inputs (zip)")))
     names = sorted(archive.namelist())
-    assert names == sorted(f"rar-b-full-pooled/{t}/{f}" for t in upload_data.TASKS
-                           for f in ("candidates.jsonl", "queries.jsonl"))
+    assert names == sorted([f"rar-b-full-pooled/{t}/{f}" for t in upload_data.TASKS
+                            for f in ("candidates.jsonl", "queries.jsonl", "qrels.json")]
+                           + ["rar-b-full-pooled/README.txt"])
     queries = [json.loads(line) for line in archive.read("rar-b-full-pooled/WinoGrande/queries.jsonl").splitlines()]
     shipped_qids = set(pq.read_table(upload_data.SHIPPED / "tasks" / "rar-b" / "queries.parquet",
                                      filters=[("task", "==", "WinoGrande")]).column("qid").to_pylist())
