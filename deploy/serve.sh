@@ -28,12 +28,6 @@ fi
 
 data=${TIEBREAK_DATA:-$root/data}
 [ -d "$data" ] || { echo "deploy/serve.sh: the data folder $data does not exist (TIEBREAK_DATA)" >&2; exit 2; }
-if [ -n "${TIEBREAK_CACHE:-}" ] && [ "$TIEBREAK_CACHE" != off ]; then
-  # a cache only saves time: without it every answer is computed (and the app logs the first failed write)
-  { mkdir -p "$TIEBREAK_CACHE" 2>/dev/null && [ -w "$TIEBREAK_CACHE" ]; } \
-    || echo "deploy/serve.sh: warning: the cache folder $TIEBREAK_CACHE is not writable (TIEBREAK_CACHE);" \
-            "answers are computed without it" >&2
-fi
 
 python=${TIEBREAK_PYTHON:-$root/.venv/bin/python}
 [ -x "$python" ] || python=python3

@@ -208,7 +208,6 @@ def precision_table(out_dir: Path) -> str:
 
 def flips_section(out_dir: Path, present: pd.DataFrame) -> str:
     """fp32 → bf16: systems per task with both, and the store's rank flips (G over tasks) per setting."""
-    os.environ.setdefault("TIEBREAK_CACHE", "off")
     from evalcore.store import Condition, Store
 
     both = present[present["states"] == 2].groupby(["task", "system"])["precision"].agg(set)
