@@ -39,6 +39,14 @@ DEFAULT_TIE_POLICY = "docid-desc"
 # The settings whose task inputs ship in data/tasks/ (a candidate run is evaluated in one of them).
 TASK_SETTINGS = ("mcr", "full-pooled")
 
+DEFAULT_METRICS = {"mcr": "p@1"}
+"""A board's metric when none is named, per setting: accuracy (p@1) for multiple choice, else nDCG@10 — the same
+in the CLI, the dashboard and the API."""
+
+
+def default_metric(setting: str | None) -> str:
+    return DEFAULT_METRICS.get(setting or "", "ndcg@10")
+
 
 def kind_of(sql_type: str) -> str:
     """'str' | 'bool' | 'num': the kind of arrow type a column of this SQL type may have in a file."""

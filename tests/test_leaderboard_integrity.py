@@ -270,3 +270,21 @@ def test_setting_metric_case_and_data_folder(tmp_path: Path):
     assert code == 2 and "not found" in err and err.count("\n") == 1
     code, _, err = cli("--benchmark", "b", "--data", str(tmp_path / "s.parquet"))
     assert code == 2 and "not a folder" in err and err.count("\n") == 1
+
+
+def test_the_mcr_board_is_ranked_by_p_at_1_unless_a_metric_is_named(tmp_path: Path):
+    """The dashboard and the API answer a multiple-choice board in p@1 (accuracy); the CLI ranked it by nDCG@10
+    unless told: now the same default everywhere (evalcore.schema.default_metric)."""
+    for system, p1, ndcg in (("accurate", 0.9, 0.2), ("graded", 0.3, 0.8)):
+        write(tmp_path / f"{system}.parquet",
+              query_rows(system, "T1", [(p1, p1, p1)] * 3, tie_policy="docid-desc")
+              + [dict(row, metric="ndcg@10") for row in
+                 query_rows(system, "T1", [(ndcg, ndcg, ndcg)] * 3, tie_policy="docid-desc")])
+
+    def first(*args: str) -> str:
+        code, out, err = cli("--benchmark", "b", "--data", str(tmp_path), "--setting", "mcr", "--format", "csv", *args)
+        assert code == 0, err
+        return pd.read_csv(io.StringIO(out))["system"].iloc[0]
+
+    assert first() == first("--metric", "p@1") == "accurate"
+    assert first("--metric", "ndcg@10") == "graded"

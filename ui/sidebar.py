@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from evalcore import schema
 from evalcore.store import Condition
 from ui import data, glossary, memo, notices, state, words
 
@@ -156,7 +157,7 @@ def base_default(field: str, chosen: Mapping[str, str]) -> str:
     """A first visit's value of ``field`` (before any view's needs): RAR-b, full retrieval, nDCG@10 (p@1 =
     accuracy for MCR), instructions as published, fp32, docid-desc."""
     if field == "metric":
-        return "p@1" if chosen.get("setting") == "mcr" else "ndcg@10"
+        return schema.default_metric(chosen.get("setting"))
     return {"benchmark": "rar-b", "setting": "full", "instruction": "any", "precision": "fp32",
             "tie_policy": "docid-desc"}[field]
 

@@ -56,7 +56,8 @@ def _aggregate_name(text: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--benchmark", required=True, help="benchmark name, e.g. rar-b or r2med")
-    parser.add_argument("--metric", default="ndcg@10", help="metric, any case or spelling (default ndcg@10)")
+    parser.add_argument("--metric", default=None,
+                        help="metric, any case or spelling (default p@1 for --setting mcr, else ndcg@10)")
     parser.add_argument("--setting", default="full",
                         help="full, full-pooled, mcr, ... : any setting the data has (default full)")
     parser.add_argument("--instruction", default="any", choices=tuple(INSTRUCTION_CHOICES),
@@ -340,7 +341,10 @@ def run(args: argparse.Namespace) -> int:
         known_systems(args.system, store.systems(benchmark=args.benchmark)["system"],
                       where=f"benchmark {args.benchmark!r} of {data_dir}")
     instruction = INSTRUCTION_CHOICES[args.instruction]
-    metric = _resolve_metric(args.metric, _options(conditions, "metric", benchmark=args.benchmark))
+    from evalcore import schema
+
+    metric = _resolve_metric(args.metric or schema.default_metric(args.setting),
+                             _options(conditions, "metric", benchmark=args.benchmark))
     tie_policy, policy_reason = _resolve_tie_policy(conditions, args, metric, instruction)
     cond = Condition(benchmark=args.benchmark, metric=metric, setting=args.setting, instruction=instruction,
                      precision=args.precision, tie_policy=tie_policy)
