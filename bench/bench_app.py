@@ -135,9 +135,10 @@ def _main_script(app: Path) -> Path:
 
 
 IDLE_JS = f"document.querySelector({IDLE!r}) !== null"
-RENDERED_JS = ("(() => { const m = document.querySelector(\"[data-testid='stMetricValue']\"); "
+RENDERED_JS = ("(() => { const m = document.querySelector(\"[data-testid='stDataFrame']\"); "
                f"return m !== null && m.getClientRects().length > 0 && {IDLE_JS}; }})()")
-"""The first metric is on screen and the script is idle. Checked on every animation frame (``polling="raf"``):
+"""The first table is on screen and the script is idle (every page measured draws one: the Leaderboard's
+ranking, the floor's ten rows). Checked on every animation frame (``polling="raf"``):
 Playwright's own waits for a selector retry after 0, 20, 50, 100 and 100 ms and then only every 500 ms, which
 rounded every figure of a page that takes longer than ~0.3 s up to the next half-second step."""
 
