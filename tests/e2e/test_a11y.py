@@ -117,10 +117,7 @@ def test_no_serious_axe_violation_and_every_control_reachable_by_tab_on_a_first_
         shipped_server, playwright_browser, axe_script):
     context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        page = context.new_page()
-        page.set_default_timeout(120_000)
-        page.goto(f"{shipped_server}/")
-        wait_idle(page)
+        page = open_view(context, f"{shipped_server}/")
         nav = page.get_by_test_id("stSidebarNav").get_by_role("link")
         titles = [t.strip().splitlines()[-1].strip() for t in nav.all_inner_texts()]
         assert titles == [spec.title for spec in PAGES] + ["Glossary"], titles

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from test_browser import (ROOT, assert_no_exception, free_port, playwright_browser,  # noqa: F401
+from test_browser import (ROOT, assert_no_exception, free_port, open_view, playwright_browser,  # noqa: F401
                           served, wait_idle)
 
 pytestmark = pytest.mark.browser
@@ -48,10 +48,7 @@ def test_size_bounds_stay_open_and_a_name_search_adds_no_size_bound(shipped_serv
 
     context = playwright_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        page = context.new_page()
-        page.set_default_timeout(120_000)
-        page.goto(f"{shipped_server}/?bench={bench}")
-        wait_idle(page)
+        page = open_view(context, f"{shipped_server}/?bench={bench}")
         page.get_by_text("On new tasks like these", exact=True).click()  # any interaction (the lens radio)
         wait_idle(page)
         for title in ("Rank flips", "Leaderboard"):  # a page switch and back
