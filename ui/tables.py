@@ -168,9 +168,9 @@ def latex_table(frame: pd.DataFrame, caption: str, bold_max: Iterable[str] = (),
                 return "--"
             text = f"{value:.{digits}f}"
             return f"\\textbf{{{text}}}" if eligible and column in best and value == best[column] else text
-        return _latex_escape(str(value))
+        return latex_cell(str(value))
 
-    header = " & ".join(_latex_escape(str(c)) for c in frame.columns)
+    header = " & ".join(latex_cell(str(c)) for c in frame.columns)
     rows = [" & ".join(cell(c, v, eligible) for c, v in zip(frame.columns, row)) + r" \\"
             for eligible, row in zip(among, frame.itertuples(index=False))]
     align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
@@ -180,16 +180,11 @@ def latex_table(frame: pd.DataFrame, caption: str, bold_max: Iterable[str] = (),
     if len(frame.columns) > WIDE_LATEX:
         tabular = [r"\resizebox{\linewidth}{!}{%", *tabular, "}"]
     return "\n".join([
-        r"\begin{table}[t]", r"\centering", f"\\caption{{{_latex_escape(caption)}}}", *tabular,
+        r"\begin{table}[t]", r"\centering", f"\\caption{{{latex_cell(caption)}}}", *tabular,
         r"\end{table}",
         "% needs \\usepackage{booktabs}" + (" and \\usepackage{graphicx}" if len(frame.columns) > WIDE_LATEX else ""),
         "",
     ])
-
-
-def _latex_escape(text: str) -> str:
-    """Names are data: LaTeX's specials and control characters escaped (:func:`evalcore.cells.latex_cell`)."""
-    return latex_cell(text)
 
 
 Frame = pd.DataFrame | Callable[[], pd.DataFrame]

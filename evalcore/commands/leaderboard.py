@@ -101,22 +101,17 @@ def _level(text: str) -> float:
     return value
 
 
-def latex_escape(text: str) -> str:
-    """Escape the characters LaTeX treats specially, control characters included (:func:`evalcore.cells.latex_cell`)."""
-    from evalcore.cells import latex_cell
-
-    return latex_cell(text)
-
-
 def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
     """booktabs tabular; the best (highest) value of each numeric column in bold; empty cells as --."""
     import numpy as np
     import pandas as pd
 
+    from evalcore.cells import latex_cell
+
     best = {c: np.nanmax(frame[c].to_numpy(dtype=float)) if frame[c].notna().any() else None for c in numeric_columns}
     align = "".join("r" if c in numeric_columns or c in INTEGER_COLUMNS or c == "n_tasks" else "l" for c in frame.columns)
     lines = [f"\\begin{{tabular}}{{{align}}}", "\\toprule",
-             " & ".join(latex_escape(c) for c in frame.columns) + " \\\\", "\\midrule"]
+             " & ".join(latex_cell(c) for c in frame.columns) + " \\\\", "\\midrule"]
     for row in frame.itertuples(index=False, name=None):
         cells = []
         for column, value in zip(frame.columns, row):
@@ -128,7 +123,7 @@ def _latex(frame: "pd.DataFrame", numeric_columns: list[str]) -> str:
             elif isinstance(value, (bool, np.bool_)):
                 cells.append("yes" if value else "no")
             else:
-                cells.append(latex_escape(value))
+                cells.append(latex_cell(value))
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines)
@@ -370,10 +365,12 @@ def run(args: argparse.Namespace) -> int:
         rows = exported[columns + [c for c in EXPORT_PROVENANCE if c in exported]]
         sys.stdout.write(to_csv_text(rows, float_format="%.6g", lineterminator="\n"))
     elif args.format == "latex":  # a paper's table: rank, score, both lenses' intervals and rank sets
+        from evalcore.cells import latex_cell
+
         narrow = [c for c in columns if c in LATEX_COLUMNS or c in board.tasks]
         print(_latex(rows[narrow], [c for c in numeric if c in narrow]))
         for line in separability_lines(board):
-            print("% " + " ".join(latex_escape(line).splitlines()))  # names are data: escaped, one line, never TeX
+            print("% " + " ".join(latex_cell(line).splitlines()))  # names are data: escaped, one line, never TeX
     else:  # names are data: every cell and line through terminal_cell, so none can drive the terminal
         from evalcore.cells import terminal_cell, terminal_frame
 
